@@ -1,0 +1,77 @@
+// `npm run seed`: a small, realistic demo world (40 users, 300 posts over the last 30 days).
+// Deterministic, and safe to run twice: users are upserted, posts are only
+// written when the demo authors have none yet.
+import { loadConfig } from '../src/config.js';
+import { createDb } from '../src/db/client.js';
+
+const FIRST = ['Ada', 'Linus', 'Grace', 'Alan', 'Margaret', 'Ken', 'Barbara', 'Dennis', 'Frances', 'Edsger',
+  'Radia', 'Guido', 'Hedy', 'Tim', 'Katherine', 'Donald', 'Sophie', 'Bjarne', 'Joan', 'Niklaus'];
+const LAST = ['Lovelace', 'Hopper', 'Turing', 'Hamilton', 'Thompson', 'Liskov', 'Ritchie', 'Allen', 'Dijkstra',
+  'Perlman', 'Lamarr', 'Johnson', 'Knuth', 'Wilson', 'Clarke', 'Wirth'];
+const TOPICS = ['sourdough', 'trail running', 'mechanical keyboards', 'film photography', 'rust', 'houseplants',
+  'chess openings', 'espresso', 'bouldering', 'synthesizers', 'urban sketching', 'type systems', 'birdwatching',
+  'bread baking', 'night skies', 'vinyl records'];
+const OPENERS = ['Thoughts on', 'A week of', 'What I learned from', 'Getting started with', 'Why I keep coming back to',
+  'The hidden joy of', 'Notes on', 'Mistakes I made with'];
+const SENTENCES = [
+  'It started as a weekend experiment and quietly took over my evenings.',
+  'The first attempt was a disaster, the third one was surprisingly good.',
+  'Most advice online skips the boring part, which turns out to be the important part.',
+  'I kept a small notebook the whole time, and the patterns only showed up in hindsight.',
+  'If you try this, go slower than you think you need to.',
+  'Happy to share the details if anyone is curious.',
+  'Next month I want to push this further and write up the results.',
+];
+
+export const DEMO_USERS = 40;
+const DEMO_POSTS = 300;
+const DAY_MS = 24 * 3600 * 1000;
+
+/** mulberry32: a tiny deterministic PRNG so every machine gets the same demo world. */
+function random(seed: number) {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+async function seed() {
+  const config = loadConfig();
+  const db = createDb(config.databaseUrl);
+  const rand = random(2026);
+  const pick = <T>(list: readonly T[]): T => list[Math.floor(rand() * list.length)]!;
+  const userIds = Array.from({ length: DEMO_USERS }, (_, i) => i + 1);
+
+  try {
+    for (const id of userIds) {
+      const name = `${FIRST[(id - 1) % FIRST.length]} ${LAST[(id * 7) % LAST.length]}`;
+      await db.user.upsert({ where: { id }, create: { id, name }, update: {} });
+    }
+
+    const existing = await db.post.count({ where: { authorId: { in: userIds } } });
+    if (existing > 0) {
+      console.log(`demo posts already present (${existing}); left as they are`);
+    } else {
+      const now = Date.now();
+      // Oldest first, so ids grow with time like real traffic.
+      const posts = Array.from({ length: DEMO_POSTS }, () => ({
+        authorId: pick(userIds),
+        title: `${pick(OPENERS)} ${pick(TOPICS)}`,
+        body: Array.from({ length: 2 + Math.floor(rand() * 4) }, () => pick(SENTENCES)).join(' '),
+        createdAt: new Date(now - Math.floor(rand() * 30 * DAY_MS)),
+      })).sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime());
+      await db.post.createMany({ data: posts });
+      console.log(`created ${posts.length} demo posts`);
+    }
+
+    console.log(`demo world ready: ${DEMO_USERS} users`);
+  } finally {
+    await db.$disconnect();
+  }
+}
+
+await seed();

@@ -1,0 +1,65 @@
+// Bearer tokens: HS256 JWTs whose `sub` is the user id. A token that is present but wrong
+// is always an error, never a silent fall-back to anonymous.
+import { SignJWT, jwtVerify, errors as joseErrors } from 'jose';
+import { unauthenticated } from '../errors.js';
+
+export interface Viewer {
+  id: number;
+  name: string | null;
+}
+
+const SUBJECT = /^[1-9][0-9]{0,15}$/;
+const MAX_NAME_CHARS = 200;
+const CLOCK_TOLERANCE_S = 30;
+
+export function parseSubject(sub: unknown): number | null {
+  if (typeof sub !== 'string' || !SUBJECT.test(sub)) return null;
+  const id = Number(sub);
+  return Number.isSafeInteger(id) ? id : null;
+}
+
+/** The `name` claim as we store it: trimmed, at most 200 characters, no NUL; null if absent. */
+function displayName(claim: unknown): string | null {
+  if (typeof claim !== 'string') return null;
+  const name = [...claim.replaceAll('\u0000', '').trim()].slice(0, MAX_NAME_CHARS).join('');
+  return name === '' ? null : name;
+}
+
+export function createAuth(secret: string) {
+  const key = new TextEncoder().encode(secret);
+
+  return {
+    /** The viewer for an `Authorization` header value; null when there is none. */
+    async viewerFrom(header: string | undefined): Promise<Viewer | null> {
+      if (header === undefined || header === '') return null;
+      const match = /^Bearer ([A-Za-z0-9._~+/-]+=*)$/.exec(header);
+      if (!match) throw unauthenticated('Authorization header must be "Bearer <token>"');
+      let payload;
+      try {
+        ({ payload } = await jwtVerify(match[1]!, key, {
+          algorithms: ['HS256'],
+          clockTolerance: CLOCK_TOLERANCE_S,
+        }));
+      } catch (error) {
+        throw unauthenticated(
+          error instanceof joseErrors.JWTExpired ? 'token expired' : 'invalid token',
+        );
+      }
+      const id = parseSubject(payload.sub);
+      if (id === null) throw unauthenticated('token subject must be a positive integer user id below 2^53');
+      return { id, name: displayName(payload.name) };
+    },
+
+    /** Signs a token for `userId` (used by `npm run token` and tests). */
+    async sign(userId: number, options: { name?: string; expiresIn?: string } = {}): Promise<string> {
+      const jwt = new SignJWT(options.name ? { name: options.name } : {})
+        .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+        .setSubject(String(userId))
+        .setIssuedAt()
+        .setExpirationTime(options.expiresIn ?? '30d');
+      return jwt.sign(key);
+    },
+  };
+}
+
+export type Auth = ReturnType<typeof createAuth>;

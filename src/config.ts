@@ -1,0 +1,90 @@
+// Every setting Tally reads from the environment, validated once at start so a bad value
+// fails fast with a message naming the variable (README lists them all).
+
+export type Role = 'all' | 'api' | 'worker';
+export type NodeEnv = 'production' | 'development' | 'test';
+
+export interface Config {
+  nodeEnv: NodeEnv;
+  role: Role;
+  host: string;
+  port: number;
+  databaseUrl: string;
+  redisUrl: string;
+  /** Prepended to every Redis key Tally and BullMQ write, so several deployments or test runs share one Redis. */
+  redisKeyPrefix: string;
+  jwtSecret: string;
+  /** Signs pagination cursors so a client cannot forge one. */
+  cursorSecret: string;
+  logLevel: string;
+}
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`invalid configuration:\n  - ${problems.join('\n  - ')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+export const DEV_JWT_SECRET = 'tally-dev-secret-do-not-use-in-production';
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const problems: string[] = [];
+  const oneOf = <T extends string>(name: string, allowed: readonly T[], fallback: T): T => {
+    const raw = env[name];
+    if (raw === undefined || raw === '') return fallback;
+    if ((allowed as readonly string[]).includes(raw)) return raw as T;
+    problems.push(`${name} must be one of ${allowed.join(', ')} (got "${raw}")`);
+    return fallback;
+  };
+  const integer = (name: string, fallback: number, min: number, max: number): number => {
+    const raw = env[name];
+    if (raw === undefined || raw === '') return fallback;
+    const n = Number(raw);
+    if (Number.isInteger(n) && n >= min && n <= max) return n;
+    problems.push(`${name} must be an integer between ${min} and ${max} (got "${raw}")`);
+    return fallback;
+  };
+  const url = (name: string, fallback: string, protocols: string[]): string => {
+    const raw = env[name] || fallback;
+    try {
+      const parsed = new URL(raw);
+      if (!protocols.includes(parsed.protocol)) {
+        problems.push(`${name} must use ${protocols.join(' or ')} (got "${parsed.protocol}")`);
+      }
+    } catch {
+      problems.push(`${name} is not a valid URL`);
+    }
+    return raw;
+  };
+
+  const nodeEnv = oneOf<NodeEnv>('NODE_ENV', ['production', 'development', 'test'], 'development');
+  let jwtSecret = env.JWT_SECRET ?? '';
+  if (jwtSecret === '') {
+    if (nodeEnv === 'production') problems.push('JWT_SECRET is required when NODE_ENV=production');
+    jwtSecret = DEV_JWT_SECRET;
+  } else if (jwtSecret.length < 32) {
+    // HS256 keys shorter than the hash output are brute-forceable offline.
+    problems.push('JWT_SECRET must be at least 32 characters');
+  }
+
+  const config: Config = {
+    nodeEnv,
+    role: oneOf<Role>('ROLE', ['all', 'api', 'worker'], 'all'),
+    host: env.HOST || '0.0.0.0',
+    port: integer('PORT', 4000, 0, 65535),
+    databaseUrl: url('DATABASE_URL', 'postgresql://postgres@127.0.0.1:5432/tally', ['postgresql:', 'postgres:']),
+    redisUrl: url('REDIS_URL', 'redis://127.0.0.1:6379', ['redis:', 'rediss:']),
+    redisKeyPrefix: env.REDIS_KEY_PREFIX ?? '',
+    jwtSecret,
+    cursorSecret: env.CURSOR_SECRET || jwtSecret,
+    logLevel: oneOf('LOG_LEVEL', LOG_LEVELS, nodeEnv === 'test' ? 'silent' : 'info'),
+  };
+  if (/[{}\s]/.test(config.redisKeyPrefix)) {
+    problems.push('REDIS_KEY_PREFIX must not contain braces or whitespace (braces would break hash tags)');
+  }
+  if (problems.length > 0) throw new ConfigError(problems);
+  return Object.freeze(config);
+}

@@ -1,0 +1,84 @@
+// Posts in PostgreSQL. Deletion is soft: a deleted post keeps its row (facts and counters
+// may still point at it) but disappears from every read.
+import type { Db } from './client.js';
+
+export interface PostModel {
+  id: number;
+  authorId: number;
+  title: string;
+  body: string;
+  createdAt: Date;
+}
+
+/** Position of a post in newest-first order; the feed cursor carries it. */
+export interface FeedPosition {
+  createdAt: Date;
+  id: number;
+}
+
+interface PostRow {
+  id: bigint;
+  authorId: bigint;
+  title: string;
+  body: string;
+  createdAt: Date;
+}
+
+const toPost = (row: PostRow): PostModel => ({
+  id: Number(row.id),
+  authorId: Number(row.authorId),
+  title: row.title,
+  body: row.body,
+  createdAt: row.createdAt,
+});
+
+const LIVE = { deletedAt: null };
+
+export function createPostStore(db: Db) {
+  return {
+    async create(authorId: number, title: string, body: string): Promise<PostModel> {
+      return toPost(await db.post.create({ data: { authorId, title, body } }));
+    },
+
+    /** Soft-deletes a live post; returns null when there is no live post with that id. */
+    async softDelete(id: number): Promise<PostModel | null> {
+      const rows = await db.post.updateManyAndReturn({
+        where: { id, ...LIVE },
+        data: { deletedAt: new Date() },
+      });
+      return rows[0] ? toPost(rows[0]) : null;
+    },
+
+    /** Live posts among `ids`, in no particular order. */
+    async liveByIds(ids: readonly number[]): Promise<PostModel[]> {
+      const rows = await db.post.findMany({ where: { id: { in: [...ids] }, ...LIVE } });
+      return rows.map(toPost);
+    },
+
+    /**
+     * Up to `limit` live posts strictly after `after` in newest-first order, walking
+     * posts_created_at_id_idx from the cursor: a page costs the same however deep it is
+     * (no OFFSET).
+     */
+    async feedPage(limit: number, after: FeedPosition | null): Promise<PostModel[]> {
+      const rows = await db.post.findMany({
+        where: {
+          ...LIVE,
+          ...(after && {
+            // The redundant `lte` bound becomes the index condition; the OR only trims ties.
+            createdAt: { lte: after.createdAt },
+            OR: [
+              { createdAt: { lt: after.createdAt } },
+              { createdAt: after.createdAt, id: { lt: after.id } },
+            ],
+          }),
+        },
+        orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
+        take: limit,
+      });
+      return rows.map(toPost);
+    },
+  };
+}
+
+export type PostStore = ReturnType<typeof createPostStore>;

@@ -1,0 +1,42 @@
+// Users in PostgreSQL. Ids come from the JWT `sub`, so rows are created on first sight.
+import { LRUCache } from 'lru-cache';
+import type { Db } from './client.js';
+
+export interface UserModel {
+  id: number;
+  name: string | null;
+  createdAt: Date;
+}
+
+const toUser = (row: { id: bigint; name: string | null; createdAt: Date }): UserModel => ({
+  id: Number(row.id),
+  name: row.name,
+  createdAt: row.createdAt,
+});
+
+export function createUserStore(db: Db) {
+  // The name last written per user, so an authenticated request costs no SQL after the
+  // first one; a token carrying a different name is written through.
+  const stored = new LRUCache<number, { name: string | null }>({ max: 100_000 });
+
+  return {
+    /** Creates the user on first sight and keeps the name in step with the token's claim. */
+    async ensure(id: number, name: string | null): Promise<void> {
+      const known = stored.get(id);
+      if (known && (name === null || name === known.name)) return;
+      const row = await db.user.upsert({
+        where: { id },
+        create: { id, name },
+        update: name === null ? {} : { name },
+      });
+      stored.set(id, { name: row.name });
+    },
+
+    async byIds(ids: readonly number[]): Promise<UserModel[]> {
+      const rows = await db.user.findMany({ where: { id: { in: [...ids] } } });
+      return rows.map(toUser);
+    },
+  };
+}
+
+export type UserStore = ReturnType<typeof createUserStore>;

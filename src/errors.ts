@@ -1,0 +1,74 @@
+// The closed set of error codes clients can see, and helpers that throw them. Anything
+// else that escapes a resolver is reported as INTERNAL_SERVER_ERROR (see formatError).
+import { GraphQLError, type GraphQLFormattedError } from 'graphql';
+import { ApolloServerErrorCode, unwrapResolverError } from '@apollo/server/errors';
+
+export const ErrorCode = {
+  BAD_USER_INPUT: 'BAD_USER_INPUT',
+  UNAUTHENTICATED: 'UNAUTHENTICATED',
+  FORBIDDEN: 'FORBIDDEN',
+  NOT_FOUND: 'NOT_FOUND',
+  RATE_LIMITED: 'RATE_LIMITED',
+  CONFLICT: 'CONFLICT',
+  INTERNAL_SERVER_ERROR: 'INTERNAL_SERVER_ERROR',
+} as const;
+export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
+
+const HTTP_STATUS: Partial<Record<ErrorCode, number>> = {
+  UNAUTHENTICATED: 401,
+};
+
+function coded(code: ErrorCode, message: string, extensions: Record<string, unknown> = {}): GraphQLError {
+  const status = HTTP_STATUS[code];
+  return new GraphQLError(message, {
+    extensions: { code, ...extensions, ...(status ? { http: { status } } : {}) },
+  });
+}
+
+export const badInput = (message: string, extensions?: Record<string, unknown>) =>
+  coded(ErrorCode.BAD_USER_INPUT, message, extensions);
+export const unauthenticated = (message = 'authentication required') => coded(ErrorCode.UNAUTHENTICATED, message);
+export const forbidden = (message: string) => coded(ErrorCode.FORBIDDEN, message);
+export const notFound = (message: string) => coded(ErrorCode.NOT_FOUND, message);
+export const conflict = (message: string) => coded(ErrorCode.CONFLICT, message);
+export const rateLimited = (message: string, retryAfterMs: number) =>
+  coded(ErrorCode.RATE_LIMITED, message, { retryAfterMs });
+
+const KNOWN = new Set<string>(Object.values(ErrorCode));
+
+// Apollo's own codes for documents that do not parse or validate are bad input from the
+// client's point of view; folding them keeps the set clients must handle closed.
+const APOLLO_INPUT_CODES = new Set<string>([
+  ApolloServerErrorCode.GRAPHQL_PARSE_FAILED,
+  ApolloServerErrorCode.GRAPHQL_VALIDATION_FAILED,
+  ApolloServerErrorCode.BAD_USER_INPUT,
+  ApolloServerErrorCode.BAD_REQUEST,
+  ApolloServerErrorCode.OPERATION_RESOLUTION_FAILURE,
+]);
+
+/**
+ * Apollo `formatError`: keeps our codes, folds Apollo's input codes into BAD_USER_INPUT,
+ * and hides everything else behind INTERNAL_SERVER_ERROR so no internals leak.
+ */
+export function formatError(
+  formatted: GraphQLFormattedError,
+  error: unknown,
+  options: { exposeDetails: boolean; onInternal?: (error: unknown) => void },
+): GraphQLFormattedError {
+  const code = String(formatted.extensions?.code ?? '');
+  const { stacktrace, ...rest } = formatted.extensions ?? {};
+  const extensions = options.exposeDetails ? formatted.extensions : rest;
+  if (KNOWN.has(code) && code !== ErrorCode.INTERNAL_SERVER_ERROR) {
+    return { ...formatted, extensions };
+  }
+  if (APOLLO_INPUT_CODES.has(code)) {
+    return { ...formatted, extensions: { ...extensions, code: ErrorCode.BAD_USER_INPUT } };
+  }
+  options.onInternal?.(unwrapResolverError(error));
+  return {
+    message: options.exposeDetails ? formatted.message : 'internal server error',
+    locations: formatted.locations,
+    path: formatted.path,
+    extensions: { ...(options.exposeDetails ? extensions : {}), code: ErrorCode.INTERNAL_SERVER_ERROR },
+  };
+}

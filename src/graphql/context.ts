@@ -1,0 +1,26 @@
+// The GraphQL context: who is asking, and a fresh set of loaders for this request only
+// (loaders cache per request; viewer state must never leak between requests).
+import type { Viewer } from '../auth/jwt.js';
+import { unauthenticated } from '../errors.js';
+import { createLoaders, type Loaders } from './loaders.js';
+import type { Services } from './services.js';
+
+export interface GraphQLContext {
+  viewer: Viewer | null;
+  loaders: Loaders;
+  services: Services;
+}
+
+export function createContextFactory(services: Services) {
+  return async (authorization: string | undefined): Promise<GraphQLContext> => {
+    const viewer = await services.auth.viewerFrom(authorization);
+    if (viewer) await services.users.ensure(viewer.id, viewer.name);
+    return { viewer, loaders: createLoaders(services), services };
+  };
+}
+
+/** The viewer, or UNAUTHENTICATED for operations that need one. */
+export function requireViewer(ctx: GraphQLContext): Viewer {
+  if (!ctx.viewer) throw unauthenticated();
+  return ctx.viewer;
+}

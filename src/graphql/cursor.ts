@@ -1,0 +1,38 @@
+// Opaque, tamper-checked pagination cursors: base64url(JSON) + "." + HMAC. The kind is part
+// of the MAC, so a cursor from one list is refused by another.
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import { badInput } from '../errors.js';
+
+const MAC_BYTES = 12;
+const MAX_CURSOR_LENGTH = 512;
+
+export function createCursorCodec(secret: string) {
+  const mac = (kind: string, body: string) =>
+    createHmac('sha256', secret).update(`${kind}:${body}`).digest().subarray(0, MAC_BYTES);
+
+  return {
+    encode(kind: string, payload: unknown): string {
+      const body = Buffer.from(JSON.stringify(payload)).toString('base64url');
+      return `${body}.${mac(kind, body).toString('base64url')}`;
+    },
+
+    /** Returns the payload, or throws BAD_USER_INPUT for anything this service did not sign. */
+    decode(kind: string, cursor: string): unknown {
+      const invalid = () => badInput('invalid cursor', { argumentName: 'after' });
+      if (cursor.length > MAX_CURSOR_LENGTH) throw invalid();
+      const [body, signature, extra] = cursor.split('.');
+      if (!body || !signature || extra !== undefined) throw invalid();
+      // Compare the text, not decoded bytes: base64url decoding ignores trailing garbage.
+      const given = Buffer.from(signature);
+      const expected = Buffer.from(mac(kind, body).toString('base64url'));
+      if (given.length !== expected.length || !timingSafeEqual(given, expected)) throw invalid();
+      try {
+        return JSON.parse(Buffer.from(body, 'base64url').toString('utf8'));
+      } catch {
+        throw invalid();
+      }
+    },
+  };
+}
+
+export type CursorCodec = ReturnType<typeof createCursorCodec>;

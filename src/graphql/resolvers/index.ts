@@ -1,0 +1,8 @@
+import type { Resolvers } from '../generated.js';
+import { Mutation } from './mutation.js';
+import { Post } from './post.js';
+import { Query } from './query.js';
+import { DateTime } from './scalars.js';
+import { User } from './user.js';
+
+export const resolvers: Resolvers = { Query, Mutation, Post, User, DateTime };

@@ -1,0 +1,28 @@
+import { parseId, parseIds, parsePageSize } from '../args.js';
+import { toPage } from '../connection.js';
+import type { QueryResolvers } from '../generated.js';
+import { feedCursor, feedPosition } from './feedCursor.js';
+
+export const Query: QueryResolvers = {
+  post: (_, { id }, { loaders }) => loaders.post.load(parseId(id)),
+
+  posts: async (_, { ids }, { loaders }) => {
+    const results = await loaders.post.loadMany(parseIds(ids));
+    return results.map((result) => {
+      if (result instanceof Error) throw result;
+      return result;
+    });
+  },
+
+  feed: async (_, { first, after }, { services, loaders }) => {
+    const limit = parsePageSize(first);
+    const position = after == null ? null : feedPosition(services.cursors, after);
+    const rows = await services.posts.feedPage(limit + 1, position);
+    for (const post of rows) loaders.post.prime(post.id, post);
+    return toPage(rows, limit, (post) => feedCursor(services.cursors, post));
+  },
+
+  user: (_, { id }, { loaders }) => loaders.user.load(parseId(id)),
+
+  viewer: (_, __, { viewer, loaders }) => (viewer ? loaders.user.load(viewer.id) : null),
+};

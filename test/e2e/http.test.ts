@@ -1,0 +1,77 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { errorCodes, startTestApp, type TestApp } from '../support/app.js';
+
+let t: TestApp;
+beforeAll(async () => {
+  t = await startTestApp();
+});
+afterAll(() => t.stop());
+
+describe('HTTP endpoints', () => {
+  it('answers /healthz and /readyz when PostgreSQL and Redis are up', async () => {
+    expect((await fetch(`${t.url}/healthz`)).status).toBe(200);
+    const ready = await fetch(`${t.url}/readyz`);
+    expect(ready.status).toBe(200);
+    expect(await ready.json()).toEqual({ status: 'ready' });
+  });
+
+  it('answers 404 for unknown paths', async () => {
+    expect((await fetch(`${t.url}/nope`)).status).toBe(404);
+  });
+
+  it('refuses a body over 1 MiB with 413 and stays healthy', async () => {
+    const query = `{ viewer { id } }${' '.repeat(1024 * 1024)}`;
+    const res = await fetch(`${t.url}/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ query }),
+    });
+    expect(res.status).toBe(413);
+    expect((await res.json()).errors[0].extensions.code).toBe('BAD_USER_INPUT');
+    expect((await t.gql('{ viewer { id } }')).data).toEqual({ viewer: null });
+  });
+
+  it('refuses invalid JSON with 400 BAD_USER_INPUT', async () => {
+    const res = await fetch(`${t.url}/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"query": ',
+    });
+    expect(res.status).toBe(400);
+    expect((await res.json()).errors[0].extensions.code).toBe('BAD_USER_INPUT');
+  });
+
+  it('reports syntax and validation errors as BAD_USER_INPUT', async () => {
+    expect(errorCodes(await t.gql('{ feed { '))).toEqual(['BAD_USER_INPUT']);
+    expect(errorCodes(await t.gql('{ noSuchField }'))).toEqual(['BAD_USER_INPUT']);
+    expect(errorCodes(await t.gql('query($id: ID!) { post(id: $id) { id } }', {}))).toEqual(['BAD_USER_INPUT']);
+  });
+});
+
+describe('a dependency is down', () => {
+  it('turns /readyz to 503 while /healthz stays 200', async () => {
+    const broken = await startTestApp({ REDIS_URL: 'redis://127.0.0.1:1' });
+    try {
+      expect((await fetch(`${broken.url}/healthz`)).status).toBe(200);
+      const ready = await fetch(`${broken.url}/readyz`);
+      expect(ready.status).toBe(503);
+      expect((await ready.json()).status).toBe('not ready');
+    } finally {
+      await broken.stop();
+    }
+  });
+
+  it('hides internal errors and stack traces in production', async () => {
+    const prod = await startTestApp({ NODE_ENV: 'production' });
+    try {
+      await prod.db.drop(); // every SQL query now fails inside a resolver
+      const res = await prod.gql('{ feed { edges { node { id } } } }');
+      expect(res.errors).toEqual([
+        expect.objectContaining({ message: 'internal server error', extensions: { code: 'INTERNAL_SERVER_ERROR' } }),
+      ]);
+      expect(JSON.stringify(res)).not.toMatch(/stacktrace|tally_t_|postgres/i);
+    } finally {
+      await prod.stop();
+    }
+  });
+});

@@ -1,0 +1,69 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createAuth } from '../../src/auth/jwt.js';
+import { createTestDatabase, type TestDatabase } from '../support/db.js';
+import { TEST_REDIS_URL } from '../support/env.js';
+import { deleteKeys, uniquePrefix } from '../support/redis.js';
+import { spawnTsx } from '../support/process.js';
+
+const SECRET = 'process-test-secret-0123456789abcdef';
+let db: TestDatabase;
+const prefix = uniquePrefix();
+
+beforeAll(async () => {
+  db = await createTestDatabase();
+});
+afterAll(async () => {
+  await db.drop();
+  await deleteKeys(prefix);
+});
+
+describe('the service process (npm start)', () => {
+  it('starts, serves, and exits 0 on SIGTERM', async () => {
+    const proc = spawnTsx('src/main.ts', [], {
+      NODE_ENV: 'test',
+      LOG_LEVEL: 'info',
+      HOST: '127.0.0.1',
+      PORT: '0',
+      DATABASE_URL: db.url,
+      REDIS_URL: TEST_REDIS_URL,
+      REDIS_KEY_PREFIX: prefix,
+      JWT_SECRET: SECRET,
+    });
+    try {
+      const [, url] = await proc.waitFor(/"url":"(http:\/\/[^"]+)\/graphql"/);
+      expect((await fetch(`${url}/healthz`)).status).toBe(200);
+      const res = await fetch(`${url}/graphql`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ query: '{ feed { edges { node { id } } } }' }),
+      });
+      expect(await res.json()).toEqual({ data: { feed: { edges: [] } } });
+    } finally {
+      proc.child.kill('SIGTERM');
+    }
+    expect(await proc.exited).toBe(0);
+    expect(proc.output()).toMatch(/"msg":"shutting down"/);
+  });
+
+  it('fails fast with exit code 78 and names the missing setting in production', async () => {
+    const proc = spawnTsx('src/main.ts', [], { NODE_ENV: 'production', JWT_SECRET: '', REDIS_URL: 'ftp://x' });
+    expect(await proc.exited).toBe(78);
+    expect(proc.output()).toContain('JWT_SECRET is required when NODE_ENV=production');
+    expect(proc.output()).toContain('REDIS_URL must use redis: or rediss:');
+  });
+});
+
+describe('npm run token', () => {
+  it('prints a token the service accepts for that user and name', async () => {
+    const proc = spawnTsx('src/cli/token.ts', ['77', 'Ada', 'Lovelace'], { JWT_SECRET: SECRET });
+    expect(await proc.exited).toBe(0);
+    const viewer = await createAuth(SECRET).viewerFrom(`Bearer ${proc.output().trim()}`);
+    expect(viewer).toEqual({ id: 77, name: 'Ada Lovelace' });
+  });
+
+  it('refuses an id that is not a positive integer', async () => {
+    const proc = spawnTsx('src/cli/token.ts', ['abc'], { JWT_SECRET: SECRET });
+    expect(await proc.exited).toBe(2);
+    expect(proc.output()).toContain('usage: npm run token');
+  });
+});

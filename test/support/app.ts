@@ -1,0 +1,65 @@
+// Starts a whole Tally process in this test file: its own database, its own Redis key
+// prefix, a free port. `gql` speaks GraphQL over real HTTP.
+import { createApp, type App, type AppOptions } from '../../src/app.js';
+import { loadConfig } from '../../src/config.js';
+import { createTestDatabase, type TestDatabase } from './db.js';
+import { TEST_REDIS_URL } from './env.js';
+import { deleteKeys, uniquePrefix } from './redis.js';
+
+export const TEST_JWT_SECRET = 'test-secret-0123456789abcdef0123456789';
+
+export interface GraphQLResponse<T = any> {
+  status: number;
+  headers: Headers;
+  data?: T;
+  errors?: { message: string; path?: (string | number)[]; extensions?: Record<string, any> }[];
+}
+
+export interface TestApp {
+  app: App;
+  url: string;
+  db: TestDatabase;
+  token(userId: number, options?: { name?: string; expiresIn?: string }): Promise<string>;
+  gql<T = any>(query: string, variables?: Record<string, unknown>, options?: { token?: string; headers?: Record<string, string> }): Promise<GraphQLResponse<T>>;
+  stop(): Promise<void>;
+}
+
+export async function startTestApp(env: Record<string, string> = {}, options: AppOptions = {}): Promise<TestApp> {
+  const db = await createTestDatabase();
+  const prefix = uniquePrefix();
+  const config = loadConfig({
+    NODE_ENV: 'test',
+    HOST: '127.0.0.1',
+    PORT: '0',
+    DATABASE_URL: db.url,
+    REDIS_URL: TEST_REDIS_URL,
+    REDIS_KEY_PREFIX: prefix,
+    JWT_SECRET: TEST_JWT_SECRET,
+    LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent',
+    ...env,
+  });
+  const app = createApp(config, options);
+  const { url } = await app.start();
+
+  return {
+    app,
+    url,
+    db,
+    token: (userId, tokenOptions) => app.services.auth.sign(userId, tokenOptions),
+    async gql(query, variables, requestOptions = {}) {
+      const headers: Record<string, string> = { 'content-type': 'application/json', ...requestOptions.headers };
+      if (requestOptions.token) headers.authorization = `Bearer ${requestOptions.token}`;
+      const res = await fetch(`${url}/graphql`, { method: 'POST', headers, body: JSON.stringify({ query, variables }) });
+      const body = (await res.json()) as Omit<GraphQLResponse, 'status' | 'headers'>;
+      return { status: res.status, headers: res.headers, ...body };
+    },
+    async stop() {
+      await app.stop();
+      await db.drop();
+      await deleteKeys(prefix);
+    },
+  };
+}
+
+/** The `extensions.code` of every error in a response, for compact assertions. */
+export const errorCodes = (res: GraphQLResponse) => (res.errors ?? []).map((e) => e.extensions?.code);

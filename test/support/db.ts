@@ -1,0 +1,33 @@
+// A fresh, migrated database for one test file, cloned from the run's template.
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { inject } from 'vitest';
+import { ADMIN_DATABASE_URL, databaseUrl } from './env.js';
+
+async function admin<T>(work: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: ADMIN_DATABASE_URL });
+  await client.connect();
+  try {
+    return await work(client);
+  } finally {
+    await client.end();
+  }
+}
+
+export interface TestDatabase {
+  name: string;
+  url: string;
+  drop(): Promise<void>;
+}
+
+/** Creates `tally_t_<run>_<random>`; `empty` skips the template (for migration tests). */
+export async function createTestDatabase(options: { empty?: boolean } = {}): Promise<TestDatabase> {
+  const name = `tally_t_${inject('runId')}_${randomBytes(4).toString('hex')}`;
+  const template = options.empty ? 'template0' : inject('templateDatabase');
+  await admin((c) => c.query(`CREATE DATABASE "${name}" TEMPLATE "${template}"`));
+  return {
+    name,
+    url: databaseUrl(name),
+    drop: () => admin((c) => c.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`)).then(() => {}),
+  };
+}

@@ -1,0 +1,48 @@
+// Runs Tally's entry points as real child processes (what `npm start` and the CLIs do).
+import { spawn, type ChildProcess } from 'node:child_process';
+import { projectPath } from '../../src/paths.js';
+
+export const TSX = projectPath('node_modules/.bin/tsx');
+
+export interface Spawned {
+  child: ChildProcess;
+  output: () => string;
+  exited: Promise<number | null>;
+  /** Resolves with the first stdout/stderr text matching `pattern`. */
+  waitFor(pattern: RegExp, timeoutMs?: number): Promise<RegExpMatchArray>;
+}
+
+export function spawnTsx(script: string, args: string[], env: Record<string, string>): Spawned {
+  const child = spawn(TSX, [projectPath(script), ...args], { env: { ...process.env, ...env }, stdio: 'pipe' });
+  let text = '';
+  const listeners = new Set<() => void>();
+  const onData = (chunk: Buffer) => {
+    text += chunk.toString();
+    for (const listener of listeners) listener();
+  };
+  child.stdout!.on('data', onData);
+  child.stderr!.on('data', onData);
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  return {
+    child,
+    output: () => text,
+    exited,
+    waitFor(pattern, timeoutMs = 20_000) {
+      return new Promise((resolve, reject) => {
+        const check = () => {
+          const match = text.match(pattern);
+          if (!match) return;
+          listeners.delete(check);
+          clearTimeout(timer);
+          resolve(match);
+        };
+        const timer = setTimeout(() => {
+          listeners.delete(check);
+          reject(new Error(`timed out waiting for ${pattern}; output so far:\n${text}`));
+        }, timeoutMs);
+        listeners.add(check);
+        check();
+      });
+    },
+  };
+}

@@ -1,0 +1,47 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError, DEV_JWT_SECRET, loadConfig } from '../../src/config.js';
+
+const problemsOf = (env: Record<string, string>) => {
+  try {
+    loadConfig(env);
+  } catch (error) {
+    if (error instanceof ConfigError) return error.problems;
+    throw error;
+  }
+  return [];
+};
+
+describe('loadConfig', () => {
+  it('runs on the embedded defaults with an empty environment', () => {
+    const config = loadConfig({});
+    expect(config).toMatchObject({
+      nodeEnv: 'development',
+      role: 'all',
+      port: 4000,
+      databaseUrl: 'postgresql://postgres@127.0.0.1:5432/tally',
+      redisUrl: 'redis://127.0.0.1:6379',
+      redisKeyPrefix: '',
+      jwtSecret: DEV_JWT_SECRET,
+    });
+    expect(config.cursorSecret).toBe(config.jwtSecret);
+  });
+
+  it('refuses to start in production without JWT_SECRET, naming the variable', () => {
+    expect(problemsOf({ NODE_ENV: 'production' })).toEqual(['JWT_SECRET is required when NODE_ENV=production']);
+  });
+
+  it('names every bad variable at once', () => {
+    const problems = problemsOf({
+      PORT: 'eighty',
+      ROLE: 'boss',
+      REDIS_URL: 'http://localhost',
+      DATABASE_URL: 'not a url',
+      JWT_SECRET: 'short',
+      REDIS_KEY_PREFIX: 'a{b}',
+    });
+    expect(problems).toHaveLength(6);
+    for (const name of ['PORT', 'ROLE', 'REDIS_URL', 'DATABASE_URL', 'JWT_SECRET', 'REDIS_KEY_PREFIX']) {
+      expect(problems.some((p) => p.startsWith(name))).toBe(true);
+    }
+  });
+});

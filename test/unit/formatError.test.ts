@@ -1,0 +1,32 @@
+import { GraphQLError } from 'graphql';
+import { describe, expect, it } from 'vitest';
+import { formatError, notFound } from '../../src/errors.js';
+
+const format = (error: GraphQLError, exposeDetails = false) =>
+  formatError(error.toJSON(), error, { exposeDetails });
+
+describe('formatError', () => {
+  it('keeps our own codes and extensions', () => {
+    expect(format(notFound('post 3 not found'))).toEqual({
+      message: 'post 3 not found',
+      extensions: { code: 'NOT_FOUND' },
+    });
+  });
+
+  it('folds parse and validation failures into BAD_USER_INPUT', () => {
+    const error = new GraphQLError('Syntax Error', { extensions: { code: 'GRAPHQL_PARSE_FAILED' } });
+    expect(format(error).extensions?.code).toBe('BAD_USER_INPUT');
+  });
+
+  it('hides unknown errors behind INTERNAL_SERVER_ERROR in production', () => {
+    const error = new GraphQLError('connect ECONNREFUSED 10.0.0.3:5432', {
+      extensions: { code: 'SOMETHING_ELSE', stacktrace: ['at secret.js:1'] },
+    });
+    expect(format(error)).toEqual({ message: 'internal server error', extensions: { code: 'INTERNAL_SERVER_ERROR' } });
+  });
+
+  it('shows the message of unknown errors outside production', () => {
+    const error = new GraphQLError('boom', { extensions: { code: 'SOMETHING_ELSE' } });
+    expect(format(error, true)).toMatchObject({ message: 'boom', extensions: { code: 'INTERNAL_SERVER_ERROR' } });
+  });
+});

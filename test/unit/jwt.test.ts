@@ -1,0 +1,66 @@
+import { SignJWT, UnsecuredJWT } from 'jose';
+import { describe, expect, it } from 'vitest';
+import { createAuth } from '../../src/auth/jwt.js';
+
+const SECRET = 'unit-test-secret-0123456789abcdef0123';
+const auth = createAuth(SECRET);
+const key = new TextEncoder().encode(SECRET);
+
+const sign = (claims: Record<string, unknown>, sub?: string, exp = '1h') => {
+  const jwt = new SignJWT(claims).setProtectedHeader({ alg: 'HS256' }).setIssuedAt().setExpirationTime(exp);
+  if (sub !== undefined) jwt.setSubject(sub);
+  return jwt.sign(key);
+};
+
+async function failure(header: string): Promise<{ code?: string; message: string }> {
+  try {
+    await auth.viewerFrom(header);
+  } catch (error) {
+    const e = error as { message: string; extensions?: { code?: string } };
+    return { code: e.extensions?.code, message: e.message };
+  }
+  throw new Error('expected the header to be refused');
+}
+
+describe('auth.viewerFrom', () => {
+  it('is anonymous without a header', async () => {
+    expect(await auth.viewerFrom(undefined)).toBeNull();
+    expect(await auth.viewerFrom('')).toBeNull();
+  });
+
+  it('reads the user id from sub and the optional name claim', async () => {
+    expect(await auth.viewerFrom(`Bearer ${await auth.sign(42, { name: '  Ada  ' })}`)).toEqual({ id: 42, name: 'Ada' });
+    expect(await auth.viewerFrom(`Bearer ${await auth.sign(9007199254740991)}`)).toEqual({
+      id: 9007199254740991,
+      name: null,
+    });
+  });
+
+  it('refuses an expired token with a message that says so', async () => {
+    const token = await sign({}, '7', '-1h');
+    expect(await failure(`Bearer ${token}`)).toEqual({ code: 'UNAUTHENTICATED', message: 'token expired' });
+  });
+
+  it('refuses a token signed with another secret, an unsigned token and garbage', async () => {
+    const other = await new SignJWT({}).setProtectedHeader({ alg: 'HS256' }).setSubject('7').sign(new TextEncoder().encode('x'.repeat(40)));
+    const unsigned = new UnsecuredJWT({}).setSubject('7').encode();
+    for (const token of [other, unsigned, 'not-a-jwt', 'a.b.c']) {
+      expect((await failure(`Bearer ${token}`)).code).toBe('UNAUTHENTICATED');
+    }
+  });
+
+  it('refuses headers that are not "Bearer <token>"', async () => {
+    const token = await auth.sign(7);
+    for (const header of [token, `Basic ${token}`, `Bearer`, `Bearer ${token} extra`]) {
+      expect((await failure(header)).code).toBe('UNAUTHENTICATED');
+    }
+  });
+
+  it.each(['0', '-3', '007', 'alice', '1.5', '9007199254740992'])('refuses sub %j', async (sub) => {
+    expect((await failure(`Bearer ${await sign({}, sub)}`)).code).toBe('UNAUTHENTICATED');
+  });
+
+  it('refuses a token without sub', async () => {
+    expect((await failure(`Bearer ${await sign({})}`)).code).toBe('UNAUTHENTICATED');
+  });
+});
