@@ -27,7 +27,7 @@ describe('HTTP endpoints', () => {
       body: JSON.stringify({ query }),
     });
     expect(res.status).toBe(413);
-    expect((await res.json()).errors[0].extensions.code).toBe('BAD_USER_INPUT');
+    expect(((await res.json()) as any).errors[0].extensions.code).toBe('BAD_USER_INPUT');
     expect((await t.gql('{ viewer { id } }')).data).toEqual({ viewer: null });
   });
 
@@ -38,7 +38,7 @@ describe('HTTP endpoints', () => {
       body: '{"query": ',
     });
     expect(res.status).toBe(400);
-    expect((await res.json()).errors[0].extensions.code).toBe('BAD_USER_INPUT');
+    expect(((await res.json()) as any).errors[0].extensions.code).toBe('BAD_USER_INPUT');
   });
 
   it('reports syntax and validation errors as BAD_USER_INPUT', async () => {
@@ -55,7 +55,7 @@ describe('a dependency is down', () => {
       expect((await fetch(`${broken.url}/healthz`)).status).toBe(200);
       const ready = await fetch(`${broken.url}/readyz`);
       expect(ready.status).toBe(503);
-      expect((await ready.json()).status).toBe('not ready');
+      expect(((await ready.json()) as any).status).toBe('not ready');
     } finally {
       await broken.stop();
     }
