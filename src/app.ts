@@ -1,9 +1,11 @@
-// Wires one Tally process: stores, GraphQL, HTTP, (later) workers. `start`/`stop` are the
-// only lifecycle; `stop` undoes `start` in reverse order.
+// Wires one Tally process: stores, GraphQL over HTTP, and (by ROLE) the background workers
+// (event aggregator, flush jobs). `stop` undoes `start` in reverse order.
 import type { AddressInfo } from 'node:net';
 import { createAuth } from './auth/jwt.js';
 import type { Config } from './config.js';
+import { createPostCounters } from './counters/postCounters.js';
 import { createDb, type DbOptions } from './db/client.js';
+import { createPostCache } from './db/postCache.js';
 import { createPostStore } from './db/posts.js';
 import { createUserStore } from './db/users.js';
 import { createApollo } from './graphql/apollo.js';
@@ -13,6 +15,12 @@ import type { Services } from './graphql/services.js';
 import { createHttpServer } from './http/server.js';
 import { createLogger } from './log.js';
 import { createRedis } from './redis/client.js';
+import { checkPartitionCount } from './redis/deployment.js';
+import { createKeys } from './redis/keys.js';
+import { trackRoundTrips } from './redis/roundTrips.js';
+import { withScripts } from './redis/scripts.js';
+import { createRelationStore } from './relations/relationStore.js';
+import { createWorkers } from './workers.js';
 
 export interface AppOptions {
   db?: DbOptions;
@@ -21,36 +29,57 @@ export interface AppOptions {
 export function createApp(config: Config, options: AppOptions = {}) {
   const logger = createLogger(config);
   const db = createDb(config.databaseUrl, options.db);
-  const redis = createRedis(config.redisUrl, logger);
+  const keys = createKeys(config.redisKeyPrefix, config.partitions);
+  const redis = withScripts(createRedis(config.redisUrl, logger));
+  const redisRoundTrips = trackRoundTrips(redis);
+  const posts = createPostStore(db);
   const services: Services = {
     auth: createAuth(config.jwtSecret),
     users: createUserStore(db),
-    posts: createPostStore(db),
+    posts,
+    postCache: createPostCache(posts, config.postCacheTtlMs),
+    postCounters: createPostCounters({ redis, keys }),
+    relations: createRelationStore(redis, keys),
     cursors: createCursorCodec(config.cursorSecret),
   };
+  const runsApi = config.role !== 'worker';
+  const runsWorkers = config.role !== 'api';
+
+  const workers = runsWorkers ? createWorkers(config, keys, logger) : null;
+
   const apollo = createApollo(config, logger);
   const readiness = async () => {
     await Promise.all([redis.ping(), db.$queryRaw`SELECT 1`]);
   };
-  const http = createHttpServer({ apollo, context: createContextFactory(services), readiness, logger });
+  const http = createHttpServer({
+    apollo: runsApi ? apollo : null,
+    context: createContextFactory(services),
+    readiness,
+    logger,
+  });
   let url: string | null = null;
 
   return {
     config,
     logger,
     db,
+    keys,
     redis,
+    redisRoundTrips,
     services,
+    workers,
 
     async start(): Promise<{ url: string }> {
-      await apollo.start();
+      await checkPartitionCount(redis, keys);
+      if (runsApi) await apollo.start();
+      await workers?.start();
       await new Promise<void>((resolve, reject) => {
         http.once('error', reject);
         http.listen(config.port, config.host, () => resolve());
       });
       const { port } = http.address() as AddressInfo;
       url = `http://${config.host === '0.0.0.0' ? '127.0.0.1' : config.host}:${port}`;
-      logger.info({ url: `${url}/graphql`, role: config.role }, 'tally is listening');
+      logger.info({ url: `${url}/graphql`, role: config.role, partitions: config.partitions }, 'tally is listening');
       return { url };
     },
 
@@ -59,7 +88,8 @@ export function createApp(config: Config, options: AppOptions = {}) {
         http.close(() => resolve());
         http.closeIdleConnections();
       });
-      await apollo.stop();
+      if (runsApi) await apollo.stop();
+      await workers?.stop();
       redis.disconnect();
       await db.$disconnect();
     },

@@ -17,6 +17,20 @@ export interface Config {
   /** Signs pagination cursors so a client cannot forge one. */
   cursorSecret: string;
   logLevel: string;
+  /** Partitions P: fixed per deployment (recorded in Redis; changing it is a migration). */
+  partitions: number;
+  /** Events the aggregator takes per partition per batch. */
+  aggregatorBatchSize: number;
+  /** How often dirty aggregation hashes are folded into the SDS counters. */
+  flushIntervalMs: number;
+  /** Partitions one flush job covers; P / this many jobs share the work each interval. */
+  flushPartitionsPerJob: number;
+  /** Consumed outbox entries are kept this long (for replay), then trimmed. */
+  eventRetentionMs: number;
+  /** A consumer that stops renewing its partition lease loses it after this long. */
+  consumerLeaseMs: number;
+  /** How long a post lookup made to validate a mutation is reused. */
+  postCacheTtlMs: number;
 }
 
 export class ConfigError extends Error {
@@ -81,6 +95,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     jwtSecret,
     cursorSecret: env.CURSOR_SECRET || jwtSecret,
     logLevel: oneOf('LOG_LEVEL', LOG_LEVELS, nodeEnv === 'test' ? 'silent' : 'info'),
+    partitions: integer('PARTITIONS', 16, 1, 1024),
+    aggregatorBatchSize: integer('AGGREGATOR_BATCH_SIZE', 500, 1, 10_000),
+    flushIntervalMs: integer('FLUSH_INTERVAL_MS', 1000, 50, 60_000),
+    flushPartitionsPerJob: integer('FLUSH_PARTITIONS_PER_JOB', 4, 1, 1024),
+    eventRetentionMs: integer('EVENT_RETENTION_MS', 3_600_000, 0, 30 * 24 * 3_600_000),
+    consumerLeaseMs: integer('CONSUMER_LEASE_MS', 10_000, 500, 300_000),
+    postCacheTtlMs: integer('POST_CACHE_TTL_MS', 30_000, 0, 3_600_000),
   };
   if (/[{}\s]/.test(config.redisKeyPrefix)) {
     problems.push('REDIS_KEY_PREFIX must not contain braces or whitespace (braces would break hash tags)');

@@ -24,12 +24,15 @@ export function createUserStore(db: Db) {
     async ensure(id: number, name: string | null): Promise<void> {
       const known = stored.get(id);
       if (known && (name === null || name === known.name)) return;
-      const row = await db.user.upsert({
-        where: { id },
-        create: { id, name },
-        update: name === null ? {} : { name },
-      });
-      stored.set(id, { name: row.name });
+      // One atomic statement: concurrent first requests of a user must not race an upsert.
+      const [row] = await db.$queryRaw<{ name: string | null }[]>`
+        INSERT INTO users (id, name) VALUES (${id}, ${name})
+        ON CONFLICT (id) DO UPDATE
+          SET name = COALESCE(EXCLUDED.name, users.name),
+              updated_at = CASE WHEN EXCLUDED.name IS DISTINCT FROM users.name AND EXCLUDED.name IS NOT NULL
+                                THEN now() ELSE users.updated_at END
+        RETURNING name`;
+      stored.set(id, { name: row?.name ?? name });
     },
 
     async byIds(ids: readonly number[]): Promise<UserModel[]> {

@@ -15,7 +15,7 @@ export function createContextFactory(services: Services) {
   return async (authorization: string | undefined): Promise<GraphQLContext> => {
     const viewer = await services.auth.viewerFrom(authorization);
     if (viewer) await services.users.ensure(viewer.id, viewer.name);
-    return { viewer, loaders: createLoaders(services), services };
+    return { viewer, loaders: createLoaders(services, viewer), services };
   };
 }
 

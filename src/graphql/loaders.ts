@@ -1,6 +1,10 @@
-// Per-request DataLoaders: every resolver of one request that needs a user or a post joins
-// one batch, so a page costs one SQL query per kind of row, whatever its size.
+// Per-request DataLoaders: every resolver of one request that needs a user, a post, counts
+// or the viewer's state joins one batch, so a page costs one SQL query per kind of row and
+// one Redis round trip for counts and viewer state together, whatever its size.
 import DataLoader from 'dataloader';
+import type { Viewer } from '../auth/jwt.js';
+import type { PostCounts } from '../counters/postCounters.js';
+import type { ViewerState } from '../relations/relationStore.js';
 import type { Services } from './services.js';
 import type { PostModel, UserModel } from './models.js';
 
@@ -10,12 +14,17 @@ export function inKeyOrder<T extends { id: number }>(ids: readonly number[], row
   return ids.map((id) => byId.get(id) ?? null);
 }
 
-export function createLoaders(services: Services) {
+export function createLoaders(services: Services, viewer: Viewer | null) {
   return {
     user: new DataLoader<number, UserModel | null>(async (ids) => inKeyOrder(ids, await services.users.byIds(ids))),
     /** Live posts only: a deleted post loads as null. */
     post: new DataLoader<number, PostModel | null>(async (ids) =>
       inKeyOrder(ids, await services.posts.liveByIds(ids)),
+    ),
+    counts: new DataLoader<number, PostCounts>((postIds) => services.postCounters.load(postIds)),
+    /** The viewer's own state; never cached beyond this request. */
+    viewerState: new DataLoader<number, ViewerState>(async (postIds) =>
+      viewer ? services.relations.viewerStates(viewer.id, postIds) : postIds.map(() => ({ liked: false, faved: false })),
     ),
   };
 }

@@ -12,3 +12,10 @@ export interface PostConnectionModel {
   edges: PostEdgeModel[];
   pageInfo: { hasNextPage: boolean; endCursor: string | null };
 }
+
+export interface LikeRelationPayloadModel {
+  post: PostModel;
+  kind: 'LIKE' | 'FAV';
+  active: boolean;
+  changed: boolean;
+}

@@ -11,7 +11,8 @@ import { ErrorCode } from '../errors.js';
 export const MAX_BODY_BYTES = 1024 * 1024;
 
 export interface HttpDeps {
-  apollo: Apollo;
+  /** Null in a worker-only process: it serves the health endpoints alone. */
+  apollo: Apollo | null;
   context: (authorization: string | undefined) => Promise<GraphQLContext>;
   /** Resolves when every dependency answers; rejects with the reason otherwise. */
   readiness: () => Promise<void>;
@@ -67,9 +68,9 @@ function headerMapOf(req: IncomingMessage): HeaderMap {
   return headers;
 }
 
-async function serveGraphQL(deps: HttpDeps, req: IncomingMessage, res: ServerResponse, search: string) {
+async function serveGraphQL(apollo: Apollo, deps: HttpDeps, req: IncomingMessage, res: ServerResponse, search: string) {
   const body = await parseBody(req);
-  const response = await deps.apollo.executeHTTPGraphQLRequest({
+  const response = await apollo.executeHTTPGraphQLRequest({
     httpGraphQLRequest: { method: req.method ?? 'GET', headers: headerMapOf(req), search, body },
     context: () => deps.context(req.headers.authorization),
   });
@@ -98,7 +99,8 @@ export function createHttpServer(deps: HttpDeps): Server {
     const handle = async () => {
       switch (url.pathname) {
         case '/graphql':
-          return serveGraphQL(deps, req, res, url.search);
+          if (!deps.apollo) return sendJson(res, 404, { error: 'this process runs ROLE=worker' });
+          return serveGraphQL(deps.apollo, deps, req, res, url.search);
         case '/healthz':
           return sendJson(res, 200, { status: 'ok' });
         case '/readyz':

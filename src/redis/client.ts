@@ -3,13 +3,20 @@
 import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 
-export function createRedis(url: string, logger: Logger, options: { connectionName?: string } = {}): Redis {
+export interface RedisOptions {
+  connectionName?: string;
+  /** For BullMQ: its blocking commands must wait out reconnects instead of failing. */
+  forJobs?: boolean;
+}
+
+export function createRedis(url: string, logger: Logger, options: RedisOptions = {}): Redis {
   const redis = new Redis(url, {
-    enableAutoPipelining: true,
+    enableAutoPipelining: !options.forJobs,
     connectionName: options.connectionName ?? 'tally',
     // Fail a command after a few reconnect attempts instead of queueing it forever: a request
     // should get an error, not hang, while Redis is away.
-    maxRetriesPerRequest: 3,
+    maxRetriesPerRequest: options.forJobs ? null : 3,
+    lazyConnect: options.forJobs,
   });
   // ioredis reconnects by itself; without a listener each failed attempt is an unhandled event.
   let lastLogged = 0;

@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { errorCodes, startTestApp, type TestApp } from '../support/app.js';
+import { TEST_REDIS_URL } from '../support/env.js';
+import { startTcpProxy } from '../support/tcpProxy.js';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -49,15 +51,19 @@ describe('HTTP endpoints', () => {
 });
 
 describe('a dependency is down', () => {
-  it('turns /readyz to 503 while /healthz stays 200', async () => {
-    const broken = await startTestApp({ REDIS_URL: 'redis://127.0.0.1:1' });
+  it('turns /readyz to 503 when Redis goes away while /healthz stays 200', async () => {
+    const redisUrl = new URL(TEST_REDIS_URL);
+    const proxy = await startTcpProxy({ host: redisUrl.hostname, port: Number(redisUrl.port || 6379) });
+    const app = await startTestApp({ REDIS_URL: `redis://127.0.0.1:${proxy.port}`, ROLE: 'api' });
     try {
-      expect((await fetch(`${broken.url}/healthz`)).status).toBe(200);
-      const ready = await fetch(`${broken.url}/readyz`);
+      expect((await fetch(`${app.url}/readyz`)).status).toBe(200);
+      await proxy.cut();
+      expect((await fetch(`${app.url}/healthz`)).status).toBe(200);
+      const ready = await fetch(`${app.url}/readyz`);
       expect(ready.status).toBe(503);
       expect(((await ready.json()) as any).status).toBe('not ready');
     } finally {
-      await broken.stop();
+      await app.stop();
     }
   });
 

@@ -8,7 +8,9 @@ export const Mutation: MutationResolvers = {
     const viewer = requireViewer(ctx);
     const title = checkText(input.title, 'title', 1, TITLE_MAX_CHARS);
     const body = checkText(input.body, 'body', 0, BODY_MAX_CHARS);
-    return ctx.services.posts.create(viewer.id, title, body);
+    const post = await ctx.services.posts.create(viewer.id, title, body);
+    await ctx.services.postCounters.initialize(post.id);
+    return post;
   },
 
   deletePost: async (_, { id }, ctx) => {
@@ -19,7 +21,27 @@ export const Mutation: MutationResolvers = {
     if (post.authorId !== viewer.id) throw forbidden('only the author can delete a post');
     const deleted = await ctx.services.posts.softDelete(postId);
     ctx.loaders.post.clear(postId);
+    ctx.services.postCache.forget(postId);
     if (!deleted) throw notFound(`post ${postId} not found`); // deleted concurrently
     return deleted;
+  },
+
+  setLikeRelation: async (_, { input }, ctx) => {
+    const viewer = requireViewer(ctx);
+    const postId = parseId(input.postId, 'postId');
+    const kind = input.kind ?? 'LIKE';
+    const post = await ctx.services.postCache.get(postId);
+    if (!post) throw notFound(`post ${postId} not found`);
+    const { changed } = await ctx.services.relations.set({
+      userId: viewer.id,
+      postId,
+      authorId: post.authorId,
+      kind,
+      active: input.active,
+      idempotencyKey: input.idempotencyKey,
+    });
+    // The viewer's state on this post changed: later reads in this request must not reuse it.
+    ctx.loaders.viewerState.clear(postId);
+    return { post, kind, active: input.active, changed };
   },
 };

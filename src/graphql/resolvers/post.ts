@@ -8,4 +8,6 @@ export const Post: PostResolvers = {
     if (!author) throw new Error(`author ${post.authorId} of post ${post.id} is missing`);
     return author;
   },
+  counts: (post, _, { loaders }) => loaders.counts.load(post.id),
+  myState: (post, _, { viewer, loaders }) => (viewer ? loaders.viewerState.load(post.id) : null),
 };

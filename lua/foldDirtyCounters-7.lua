@@ -1,0 +1,105 @@
+--[[
+  Folds the pending deltas of dirty entities into their SDS counters, a bounded number of
+  entities per call. Each entity's hash is read, deleted and folded in this one atomic step,
+  so a write landing between "read" and "delete" cannot be lost, and the dirty set is a
+  plain set: no KEYS, no SCAN.
+
+  A flush pass renames `dirty` to `folding` and remembers the asOf that will be true once
+  `folding` is empty; new deltas meanwhile mark entities in a fresh `dirty` set. When the
+  last entity of the pass is folded, that asOf is published to `flushed`.
+
+  Input:
+    KEYS[1] dirty set             dirty:{pN}
+    KEYS[2] set being folded      dirtyfold:{pN}
+    KEYS[3] flush state           flushstate:{pN}   (hash: asOf of the pass in progress)
+    KEYS[4] published watermark   flushed:{pN}      (epoch ms)
+    KEYS[5] aggregator state      aggstate:{pN}
+    KEYS[6] outbox stream         ob:{pN}
+    KEYS[7] rebuild watermarks    rw:{pN}
+
+    ARGV[1] most entities to fold in this call
+    ARGV[2] aggregation hash prefix   ARGV[3] SDS prefix
+    ARGV[4] bitmap chunk prefix       ARGV[5] chunk index prefix
+    ARGV[6] bitmap-backed metrics, e.g. "like:1,fav:2"
+
+  Output: { entities folded, entities left in this pass, rebuilt from facts }
+]]
+local rcall = redis.call
+--- @include "includes/positions"
+--- @include "includes/sds"
+--- @include "includes/countFromFacts"
+
+local limit = tonumber(ARGV[1])
+if not limit or limit < 1 then return -2 end
+local metrics = parseMetrics(ARGV[6])
+
+local function newestEventId()
+  local entry = rcall('XREVRANGE', KEYS[6], '+', '-', 'COUNT', 1)[1]
+  return entry and entry[1] or nil
+end
+
+-- The asOf that holds once everything aggregated so far is folded: every change
+-- acknowledged before the first event the aggregator has not applied yet.
+local function asOfWhenFolded()
+  local time = rcall('TIME')
+  local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+  local applied = rcall('HGET', KEYS[5], 'event')
+  local newest = newestEventId()
+  if not newest or comparePositions(applied, newest) >= 0 then return now end
+  local start = applied and ('(' .. applied) or '-'
+  local nextEntry = rcall('XRANGE', KEYS[6], start, '+', 'COUNT', 1)[1]
+  if not nextEntry then return now end
+  return tonumber(string.match(nextEntry[1], '^(%d+)'))
+end
+
+local function publish(asOf)
+  local current = tonumber(rcall('GET', KEYS[4]))
+  if not current or asOf > current then rcall('SET', KEYS[4], asOf) end
+end
+
+if rcall('EXISTS', KEYS[2]) == 0 then
+  if rcall('EXISTS', KEYS[1]) == 0 then
+    publish(asOfWhenFolded())
+    return { 0, 0, 0 }
+  end
+  rcall('HSET', KEYS[3], 'asOf', asOfWhenFolded())
+  rcall('RENAME', KEYS[1], KEYS[2])
+end
+
+local rebuilt = 0
+local entities = rcall('SPOP', KEYS[2], limit)
+for _, entity in ipairs(entities) do
+  local aggKey = ARGV[2] .. entity
+  local deltas = rcall('HGETALL', aggKey)
+  if #deltas > 0 then
+    rcall('DEL', aggKey)
+    local sdsKey = ARGV[3] .. entity
+    local v = sdsDecode(rcall('GET', sdsKey))
+    if v then
+      for f = 1, #deltas, 2 do
+        local slot = tonumber(deltas[f]) + 1
+        v[slot] = clampCount(v[slot] + tonumber(deltas[f + 1]))
+      end
+    else
+      -- Missing or malformed counters: start again from the facts, which already include
+      -- these deltas and every event still in flight. Record the newest outbox id as the
+      -- entity's watermark so the aggregator skips those in-flight events instead of
+      -- counting them a second time.
+      v = sdsFromFacts(ARGV[4], ARGV[5], entity, metrics)
+      local newest = newestEventId()
+      if newest and comparePositions(rcall('HGET', KEYS[5], 'event'), newest) < 0 then
+        rcall('HSET', KEYS[7], entity, newest)
+      end
+      rebuilt = rebuilt + 1
+    end
+    rcall('SET', sdsKey, sdsEncode(v))
+  end
+end
+
+local remaining = rcall('SCARD', KEYS[2])
+if remaining == 0 then
+  local asOf = tonumber(rcall('HGET', KEYS[3], 'asOf'))
+  if asOf then publish(asOf) end
+  rcall('HDEL', KEYS[3], 'asOf')
+end
+return { #entities, remaining, rebuilt }

@@ -1,0 +1,95 @@
+// Consumes counter events and adds them up: a batch is summed in memory per entity and
+// field, then applied to the partition's aggregation hashes in one Lua call that also
+// records the batch's position, so a redelivered batch is skipped rather than counted twice.
+import type { Logger } from 'pino';
+import type { Keys } from '../redis/keys.js';
+import type { ScriptedRedis } from '../redis/scripts.js';
+import { comparePositions, type EventBatch, type EventLog, type LogEntry, type Subscription } from '../events/types.js';
+
+export const AGGREGATOR_GROUP = 'counter-agg';
+
+const MAX_ATTEMPTS = 8;
+
+interface EntitySum {
+  name: string;
+  firstEvent: string;
+  lastEvent: string;
+  deltas: Map<number, number>;
+}
+
+const entityOf = (entry: LogEntry) => `${entry.event.entityType}:${entry.event.entityId}`;
+
+function sumByEntity(entries: readonly LogEntry[]): EntitySum[] {
+  const sums = new Map<string, EntitySum>();
+  for (const entry of entries) {
+    const { event } = entry;
+    const name = entityOf(entry);
+    let sum = sums.get(name);
+    if (!sum) {
+      sum = { name, firstEvent: event.id, lastEvent: event.id, deltas: new Map() };
+      sums.set(name, sum);
+    }
+    sum.lastEvent = event.id;
+    sum.deltas.set(event.idx, (sum.deltas.get(event.idx) ?? 0) + event.delta);
+  }
+  return [...sums.values()];
+}
+
+export function createAggregator(deps: { redis: ScriptedRedis; keys: Keys; logger: Logger }) {
+  const { redis, keys, logger } = deps;
+
+  /** Applies one batch exactly once (safe to call again with the same or an overlapping batch). */
+  async function applyBatch(batch: EventBatch): Promise<'applied' | 'skipped'> {
+    const { partition, source } = batch;
+    let entries = batch.entries;
+    for (let attempt = 0; attempt < MAX_ATTEMPTS && entries.length > 0; attempt++) {
+      const args: (string | number)[] = [
+        keys.aggState(partition),
+        keys.dirty(partition),
+        keys.rebuilt(partition),
+        source,
+        entries[0]!.position,
+        entries.at(-1)!.position,
+        entries.reduce((newest, e) => (comparePositions(e.event.id, newest) > 0 ? e.event.id : newest), '0-0'),
+        keys.aggPrefix(partition),
+      ];
+      const sums = sumByEntity(entries);
+      args.push(sums.length);
+      for (const sum of sums) {
+        const fields = [...sum.deltas].filter(([, delta]) => delta !== 0);
+        args.push(sum.name, sum.firstEvent, sum.lastEvent, fields.length, ...fields.flat());
+      }
+
+      const reply = await redis.applyCounterBatch(...args);
+      if (!Array.isArray(reply)) throw new Error(`applyCounterBatch refused the batch (code ${reply})`);
+      const [status, a, b] = reply;
+      if (status === 1) return 'applied';
+      if (status === 0) return 'skipped';
+      if (status === -1) {
+        // Part of this batch was applied before (redelivery after a crash): keep the rest.
+        entries = entries.filter((e) => comparePositions(e.position, a!) > 0);
+      } else if (status === -3) {
+        // The entity was rebuilt from facts mid-batch: its events up to the watermark are counted.
+        entries = entries.filter((e) => entityOf(e) !== a || comparePositions(e.event.id, b!) > 0);
+      } else {
+        throw new Error(`unexpected applyCounterBatch reply ${JSON.stringify(reply)}`);
+      }
+    }
+    if (entries.length === 0) return 'skipped';
+    throw new Error(`batch for partition ${partition} could not be applied after ${MAX_ATTEMPTS} attempts`);
+  }
+
+  return {
+    applyBatch,
+
+    /** Subscribes to the event log as group `counter-agg`. */
+    subscribe(eventLog: EventLog): Subscription {
+      return eventLog.subscribe(AGGREGATOR_GROUP, async (batch) => {
+        const outcome = await applyBatch(batch);
+        logger.debug({ partition: batch.partition, events: batch.entries.length, outcome }, 'aggregated batch');
+      });
+    },
+  };
+}
+
+export type Aggregator = ReturnType<typeof createAggregator>;

@@ -1,0 +1,67 @@
+// Posts' like/fav counters. A page's reads (every post's SDS plus the flush watermark of
+// every partition involved) are issued in one tick, so auto-pipelining sends them as one
+// round trip. A missing or malformed SDS is answered from the facts (BITCOUNT), never as 0.
+import type { Keys } from '../redis/keys.js';
+import type { ScriptedRedis } from '../redis/scripts.js';
+import { METRICS, POST } from '../relations/kinds.js';
+import { SDS_FIELDS, SdsField, decodeSds, encodeSds } from './sds.js';
+
+export interface PostCounts {
+  likes: number;
+  favs: number;
+  /** Every change acknowledged before this instant is included; null when unknown. */
+  asOf: Date | null;
+}
+
+export function createPostCounters(deps: { redis: ScriptedRedis; keys: Keys; onMissing?: (postId: number) => void }) {
+  const { redis, keys } = deps;
+
+  async function fromFacts(postId: number): Promise<PostCounts> {
+    const post = { type: POST, id: postId };
+    const [likes, favs, now] = await redis.countFromFacts(
+      keys.chunkIndex(METRICS.LIKE.name, post),
+      keys.chunkIndex(METRICS.FAV.name, post),
+      keys.bitmapChunkPrefix(METRICS.LIKE.name, post),
+      keys.bitmapChunkPrefix(METRICS.FAV.name, post),
+    );
+    // Facts are current: the count is exact as of the moment Redis read them.
+    return { likes, favs, asOf: new Date(now) };
+  }
+
+  return {
+    /**
+     * Gives a new post zeroed counters, so reading it needs no fall-back to the facts. NX:
+     * never overwrites counters that exist.
+     */
+    async initialize(postId: number): Promise<void> {
+      await redis.set(keys.counters({ type: POST, id: postId }), encodeSds(new Array(SDS_FIELDS).fill(0)), 'NX');
+    },
+
+    async load(postIds: readonly number[]): Promise<PostCounts[]> {
+      const posts = postIds.map((id) => ({ type: POST, id }));
+      const partitions = [...new Set(posts.map(keys.partitionOf))];
+      const [raw, flushed] = await Promise.all([
+        Promise.all(posts.map((post) => redis.getBuffer(keys.counters(post)))),
+        Promise.all(partitions.map((p) => redis.get(keys.flushed(p)))),
+      ]);
+      const asOfByPartition = new Map(partitions.map((p, i) => [p, flushed[i] ? new Date(Number(flushed[i])) : null]));
+
+      return Promise.all(
+        posts.map(async (post, i) => {
+          const sds = decodeSds(raw[i] ?? null);
+          if (!sds) {
+            deps.onMissing?.(post.id);
+            return fromFacts(post.id);
+          }
+          return {
+            likes: sds[SdsField.like]!,
+            favs: sds[SdsField.fav]!,
+            asOf: asOfByPartition.get(keys.partitionOf(post)) ?? null,
+          };
+        }),
+      );
+    },
+  };
+}
+
+export type PostCounters = ReturnType<typeof createPostCounters>;

@@ -1,0 +1,142 @@
+// The embedded event log: one Redis stream per partition (the outbox the Lua write script
+// appends to), read through consumer groups. Each partition is read by one member at a
+// time (see partitionAssignment); a batch is acknowledged only after its handler resolved;
+// a new owner first reclaims what the previous one left pending (XAUTOCLAIM), in order.
+import { hostname } from 'node:os';
+import { randomBytes } from 'node:crypto';
+import type { Logger } from 'pino';
+import type { Keys } from '../redis/keys.js';
+import type { ScriptedRedis } from '../redis/scripts.js';
+import { decodeOutboxEntry } from './outboxCodec.js';
+import { trimOutbox } from './outboxTrimmer.js';
+import { createPartitionAssignment } from './partitionAssignment.js';
+import { createStopSignal } from './stopSignal.js';
+import type { BatchHandler, EventLog, LogEntry, Subscription } from './types.js';
+
+export const OUTBOX_SOURCE = 'ob';
+
+export interface RedisStreamsOptions {
+  redis: ScriptedRedis;
+  keys: Keys;
+  logger: Logger;
+  batchSize: number;
+  leaseMs: number;
+  retentionMs: number;
+  /** Wait between reads of an idle partition. */
+  idlePollMs?: number;
+  trimIntervalMs?: number;
+}
+
+type StreamEntry = [id: string, fields: string[]];
+
+const ERROR_BACKOFF_MS = [100, 500, 2000, 5000];
+
+export function createRedisStreamsLog(options: RedisStreamsOptions): EventLog {
+  const { redis, keys, logger, batchSize } = options;
+  const idlePollMs = options.idlePollMs ?? 50;
+  const trimIntervalMs = options.trimIntervalMs ?? 10_000;
+
+  async function ensureGroup(stream: string, group: string) {
+    try {
+      // From 0: a group created after events were written still sees every retained one.
+      await redis.xgroup('CREATE', stream, group, '0', 'MKSTREAM');
+    } catch (error) {
+      if (!String((error as Error).message).startsWith('BUSYGROUP')) throw error;
+    }
+  }
+
+  function toEntries(partition: number, raw: StreamEntry[]): { entries: LogEntry[]; ids: string[] } {
+    const entries: LogEntry[] = [];
+    for (const [id, fields] of raw) {
+      const event = decodeOutboxEntry(id, partition, fields);
+      if (event) entries.push({ position: id, event });
+      else logger.error({ partition, id }, 'skipping an outbox entry Tally cannot decode');
+    }
+    return { entries, ids: raw.map(([id]) => id) };
+  }
+
+  function subscribe(group: string, handler: BatchHandler): Subscription {
+    const consumer = `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
+
+    /** Works one partition until stopped: reclaim what is pending, then read new entries. */
+    function runPartition(partition: number): () => Promise<void> {
+      const stream = keys.outbox(partition);
+      const signal = createStopSignal();
+      let lastTrim = 0;
+
+      async function reclaimPending(cursor: string): Promise<{ next: string; raw: StreamEntry[] }> {
+        const [next, raw, deleted] = (await redis.call(
+          'XAUTOCLAIM', stream, group, consumer, 0, cursor, 'COUNT', batchSize,
+        )) as [string, (StreamEntry | null)[], string[]];
+        // Entries trimmed while pending come back as ids only: nothing left to handle.
+        if (deleted?.length) await redis.xack(stream, group, ...deleted);
+        return { next, raw: raw.filter((e): e is StreamEntry => e !== null) };
+      }
+
+      async function readNew(): Promise<StreamEntry[]> {
+        const reply = (await redis.call(
+          'XREADGROUP', 'GROUP', group, consumer, 'COUNT', batchSize, 'STREAMS', stream, '>',
+        )) as [string, StreamEntry[]][] | null;
+        return reply?.[0]?.[1] ?? [];
+      }
+
+      async function loop() {
+        let reclaimCursor: string | null = '0-0'; // null once every pending entry was handled
+        let failures = 0;
+        while (!signal.stopped) {
+          try {
+            let raw: StreamEntry[];
+            if (reclaimCursor !== null) {
+              const claimed = await reclaimPending(reclaimCursor);
+              raw = claimed.raw;
+              reclaimCursor = claimed.next === '0-0' ? null : claimed.next;
+            } else {
+              raw = await readNew();
+            }
+            if (raw.length > 0) {
+              const { entries, ids } = toEntries(partition, raw);
+              if (entries.length > 0) await handler({ partition, source: OUTBOX_SOURCE, entries });
+              await redis.xack(stream, group, ...ids);
+            }
+            failures = 0;
+            if (Date.now() - lastTrim > trimIntervalMs) {
+              lastTrim = Date.now();
+              await trimOutbox(redis, stream, options.retentionMs);
+            }
+            if (raw.length < batchSize && reclaimCursor === null) await signal.sleep(idlePollMs);
+          } catch (error) {
+            logger.error({ err: error, group, partition }, 'event batch failed; will retry from the pending entries');
+            reclaimCursor = '0-0';
+            await signal.sleep(ERROR_BACKOFF_MS[Math.min(failures++, ERROR_BACKOFF_MS.length - 1)]!);
+          }
+        }
+      }
+
+      const running = loop();
+      return async () => {
+        signal.stop();
+        await running;
+      };
+    }
+
+    const assignment = createPartitionAssignment({
+      redis,
+      keys,
+      group,
+      memberId: consumer,
+      leaseMs: options.leaseMs,
+      logger,
+      onAssigned: runPartition,
+    });
+
+    return {
+      async start() {
+        for (let p = 0; p < keys.partitions; p++) await ensureGroup(keys.outbox(p), group);
+        await assignment.start();
+      },
+      stop: () => assignment.stop(),
+    };
+  }
+
+  return { subscribe };
+}

@@ -1,0 +1,55 @@
+// The event log port. Adapters (Redis Streams now, Kafka later) deliver ordered batches per
+// partition, at least once; a batch is acknowledged only after its handler resolved, so
+// handlers must be idempotent (the aggregator records applied positions for that).
+
+/** A change of one fact, emitted only when the fact really changed. */
+export interface CounterEvent {
+  /** Outbox stream id ("<ms>-<seq>"): unique, ordered within its partition, the event's version. */
+  id: string;
+  partition: number;
+  entityType: string;
+  entityId: number;
+  metric: string;
+  /** Field of the entity's SDS counters this event moves. */
+  idx: number;
+  userId: number;
+  authorId: number;
+  delta: 1 | -1;
+  /** Epoch ms at which the fact changed (the outbox id's time). */
+  ts: number;
+}
+
+export interface LogEntry {
+  /** Where this entry sits in its source log: the stream id, or "0-<offset>" on Kafka. */
+  position: string;
+  event: CounterEvent;
+}
+
+export interface EventBatch {
+  /** Tally partition N: every event of the batch belongs to it. */
+  partition: number;
+  /** Which log the positions belong to (positions from different sources do not compare). */
+  source: string;
+  /** In log order. */
+  entries: LogEntry[];
+}
+
+export type BatchHandler = (batch: EventBatch) => Promise<void>;
+
+export interface Subscription {
+  start(): Promise<void>;
+  /** Finishes and acknowledges the batches in hand, then leaves the group. */
+  stop(): Promise<void>;
+}
+
+export interface EventLog {
+  /** Joins consumer `group`; every partition is handled by one member of the group at a time. */
+  subscribe(group: string, handler: BatchHandler): Subscription;
+}
+
+/** Compares two log positions ("<hi>-<lo>"). */
+export function comparePositions(a: string, b: string): number {
+  const [ah = 0, al = 0] = a.split('-').map(Number);
+  const [bh = 0, bl = 0] = b.split('-').map(Number);
+  return ah !== bh ? Math.sign(ah - bh) : Math.sign(al - bl);
+}

@@ -1,0 +1,78 @@
+// The one module that builds Redis key names (schema v1, see ARCHITECTURE.md). Nothing else
+// concatenates keys; Lua scripts that reach per-entity keys get the prefixes from here.
+import { entityPartition, userPartition } from './partition.js';
+
+export const SCHEMA = 'v1';
+
+export interface EntityRef {
+  type: string;
+  id: number;
+}
+
+export function createKeys(prefix: string, partitions: number) {
+  const p = (n: number) => `{p${n}}`;
+  const u = (n: number) => `{u${n}}`;
+  const partitionOf = (entity: EntityRef) => entityPartition(entity.type, entity.id, partitions);
+  const name = (entity: EntityRef) => `${entity.type}:${entity.id}`;
+
+  const perPartition = {
+    /** Outbox / event log partition (stream). */
+    outbox: (n: number) => `${prefix}ob:${p(n)}`,
+    /** Entities with pending deltas in their aggregation hash. */
+    dirty: (n: number) => `${prefix}dirty:${p(n)}`,
+    /** The dirty set a flush is folding right now (renamed from `dirty`). */
+    folding: (n: number) => `${prefix}dirtyfold:${p(n)}`,
+    /** Aggregator state: applied position per source, last applied event id. */
+    aggState: (n: number) => `${prefix}aggstate:${p(n)}`,
+    /** Flush state: the asOf a fold in progress will publish. */
+    flushState: (n: number) => `${prefix}flushstate:${p(n)}`,
+    /** Epoch ms: every change acknowledged before it is in the partition's counters. */
+    flushed: (n: number) => `${prefix}flushed:${p(n)}`,
+    /** Per-entity rebuild watermarks: events at or below are already in the counters. */
+    rebuilt: (n: number) => `${prefix}rw:${p(n)}`,
+    /** Consumer lease of one partition for one group. */
+    lease: (n: number, group: string) => `${prefix}lease:${p(n)}:${group}`,
+    // Prefixes for keys a script builds per entity (`<prefix><type>:<id>`).
+    aggPrefix: (n: number) => `${prefix}agg:${p(n)}:${SCHEMA}:`,
+    countersPrefix: (n: number) => `${prefix}cnt:${p(n)}:${SCHEMA}:`,
+    bitmapPrefix: (n: number) => `${prefix}bm:${p(n)}:`,
+    chunkIndexPrefix: (n: number) => `${prefix}bmi:${p(n)}:`,
+  };
+
+  return {
+    prefix,
+    partitions,
+    partitionOf,
+    ...perPartition,
+
+    /** One chunk of the relation bitmap: 32,768 users per chunk. */
+    bitmapChunk: (metric: string, entity: EntityRef, chunk: number) =>
+      `${perPartition.bitmapPrefix(partitionOf(entity))}${metric}:${name(entity)}:${chunk}`,
+    /** The chunk key without its chunk number, for scripts that walk the chunk index. */
+    bitmapChunkPrefix: (metric: string, entity: EntityRef) =>
+      `${perPartition.bitmapPrefix(partitionOf(entity))}${metric}:${name(entity)}:`,
+    /** Chunk numbers of an entity's bitmap that hold any bit. */
+    chunkIndex: (metric: string, entity: EntityRef) =>
+      `${perPartition.chunkIndexPrefix(partitionOf(entity))}${metric}:${name(entity)}`,
+    /** Pending deltas of one entity (field = SDS index). */
+    agg: (entity: EntityRef) => `${perPartition.aggPrefix(partitionOf(entity))}${name(entity)}`,
+    /** The entity's fixed-width counters (SDS, 20 bytes). */
+    counters: (entity: EntityRef) => `${perPartition.countersPrefix(partitionOf(entity))}${name(entity)}`,
+    /** First result of an idempotent mutation, in the entity's slot so the script can reach it. */
+    idempotency: (entity: EntityRef, userId: number, key: string) =>
+      `${prefix}idem:${p(partitionOf(entity))}:${userId}:${key}`,
+    /** Which request a user's idempotency key was first used for (in the user's slot). */
+    idempotencyClaim: (userId: number, key: string) =>
+      `${prefix}idemu:${u(userPartition(userId, partitions))}:${userId}:${key}`,
+    /** Deployment facts that must not change under running data (e.g. the partition count). */
+    meta: () => `${prefix}meta:${SCHEMA}`,
+    /** BullMQ's key prefix; the braces keep each queue's keys in one Cluster slot. */
+    bullPrefix: () => `${prefix}{bull}`,
+    /** Live consumers of a group (sorted set scored by heartbeat). */
+    members: (group: string) => `${prefix}members:${group}`,
+    /** Entity member name as stored in dirty sets and script arguments. */
+    entityName: name,
+  };
+}
+
+export type Keys = ReturnType<typeof createKeys>;

@@ -1,0 +1,58 @@
+// The background side of a process (ROLE=all or worker): the aggregator consuming the event
+// log, and the flush jobs folding aggregates into counters. Its own Redis connections, so
+// worker traffic never queues behind (or counts as) the API's round trips.
+import type { Config } from './config.js';
+import { createAggregator } from './counters/aggregator.js';
+import { createFlusher } from './counters/flush.js';
+import { createRedisStreamsLog } from './events/redisStreams.js';
+import { createFlushJobs } from './jobs/flushJobs.js';
+import type { Logger } from './log.js';
+import { createRedis } from './redis/client.js';
+import type { Keys } from './redis/keys.js';
+import { withScripts } from './redis/scripts.js';
+
+export function createWorkers(config: Config, keys: Keys, logger: Logger) {
+  const redis = withScripts(createRedis(config.redisUrl, logger, { connectionName: 'tally-worker' }));
+  const jobsRedis = createRedis(config.redisUrl, logger, { connectionName: 'tally-jobs', forJobs: true });
+  const flusher = createFlusher({ redis, keys });
+  const aggregator = createAggregator({ redis, keys, logger });
+  const eventLog = createRedisStreamsLog({
+    redis,
+    keys,
+    logger,
+    batchSize: config.aggregatorBatchSize,
+    leaseMs: config.consumerLeaseMs,
+    retentionMs: config.eventRetentionMs,
+  });
+  const aggregation = aggregator.subscribe(eventLog);
+  const flushJobs = createFlushJobs({
+    connection: jobsRedis,
+    keys,
+    flusher,
+    intervalMs: config.flushIntervalMs,
+    partitionsPerJob: config.flushPartitionsPerJob,
+    logger,
+  });
+
+  return {
+    redis,
+    flusher,
+    aggregator,
+    eventLog,
+
+    async start() {
+      await aggregation.start();
+      await flushJobs.start();
+    },
+
+    /** Finishes the batch and the fold in hand, acknowledges, then closes connections. */
+    async stop() {
+      await flushJobs.stop();
+      await aggregation.stop();
+      jobsRedis.disconnect();
+      redis.disconnect();
+    },
+  };
+}
+
+export type Workers = ReturnType<typeof createWorkers>;

@@ -1,0 +1,86 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestApp, type TestApp } from '../support/app.js';
+import { waitFor } from '../support/wait.js';
+
+let t: TestApp;
+const sql: string[] = [];
+let viewer: string;
+let postIds: string[];
+
+const FEED = `query($first: Int) {
+  feed(first: $first) {
+    edges { node { id title author { id name } counts { likes favs asOf } myState { liked faved } } }
+  }
+}`;
+
+beforeAll(async () => {
+  t = await startTestApp({}, { db: { onQuery: (q) => sql.push(q) } });
+  viewer = await t.token(7, { name: 'Viewer' });
+  const authors = await Promise.all([1, 2, 3, 4].map((id) => t.token(id, { name: `Author ${id}` })));
+  postIds = [];
+  for (let i = 0; i < 100; i++) {
+    const res = await t.gql('mutation($t: String!) { createPost(input: { title: $t, body: "b" }) { id } }', { t: `p${i}` }, { token: authors[i % 4]! });
+    postIds.push(res.data.createPost.id);
+  }
+  // The viewer likes every third post and favourites every fifth; others like a few.
+  const SET = 'mutation($i: SetLikeRelationInput!) { setLikeRelation(input: $i) { changed } }';
+  const others = await Promise.all([20, 21, 22].map((id) => t.token(id)));
+  await Promise.all(
+    postIds.flatMap((postId, i) => [
+      ...(i % 3 === 0 ? [t.gql(SET, { i: { postId, active: true } }, { token: viewer })] : []),
+      ...(i % 5 === 0 ? [t.gql(SET, { i: { postId, active: true, kind: 'FAV' } }, { token: viewer })] : []),
+      ...others.slice(0, i % 4).map((token) => t.gql(SET, { i: { postId, active: true } }, { token })),
+    ]),
+  );
+  const since = Date.now();
+  await waitFor(
+    () => t.gql(FEED, { first: 1 }),
+    (r) => Date.parse(r.data.feed.edges[0].node.counts.asOf) > since,
+    { what: 'counters flushed' },
+  );
+}, 60_000);
+afterAll(() => t.stop());
+
+const expectedLikes = (i: number) => (i % 3 === 0 ? 1 : 0) + (i % 4);
+
+describe('a feed page with counts and viewer state', () => {
+  it.each([1, 20, 50, 100])('costs one Redis round trip and two SQL queries for %d posts', async (first) => {
+    await t.gql(FEED, { first: 1 }, { token: viewer }); // warm-up: connections, viewer row
+    sql.length = 0;
+    const before = t.app.redisRoundTrips.count;
+    const res = await t.gql(FEED, { first }, { token: viewer });
+    const roundTrips = t.app.redisRoundTrips.count - before;
+    expect(res.errors).toBeUndefined();
+    expect(res.data.feed.edges).toHaveLength(first);
+    expect(roundTrips).toBe(1);
+    expect(sql).toHaveLength(2);
+
+    for (const { node } of res.data.feed.edges) {
+      const i = postIds.indexOf(node.id);
+      expect(node.counts).toMatchObject({ likes: expectedLikes(i), favs: i % 5 === 0 ? 1 : 0 });
+      expect(node.myState).toEqual({ liked: i % 3 === 0, faved: i % 5 === 0 });
+      expect(node.author.name).toBe(`Author ${(i % 4) + 1}`);
+    }
+  });
+
+  it('gives anonymous viewers counts and a null myState', async () => {
+    const res = await t.gql(FEED, { first: 50 });
+    expect(res.data.feed.edges.every((e: any) => e.node.myState === null && e.node.counts.asOf !== null)).toBe(true);
+  });
+
+  it('answers from the facts, never zero, when an SDS is missing or malformed (at most 2 round trips)', async () => {
+    const liked = postIds.filter((_, i) => expectedLikes(i) >= 2).slice(0, 2);
+    const [gone, garbled] = liked.map((id) => t.app.keys.counters({ type: 'post', id: Number(id) }));
+    await t.app.redis.del(gone!);
+    await t.app.redis.set(garbled!, 'not twenty bytes');
+
+    const before = t.app.redisRoundTrips.count;
+    const res = await t.gql(FEED, { first: 100 }, { token: viewer });
+    expect(t.app.redisRoundTrips.count - before).toBeLessThanOrEqual(2);
+    for (const id of liked) {
+      const node = res.data.feed.edges.find((e: any) => e.node.id === id).node;
+      expect(node.counts.likes).toBe(expectedLikes(postIds.indexOf(id)));
+      expect(node.counts.asOf).not.toBeNull();
+    }
+  });
+});
