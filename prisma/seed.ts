@@ -1,8 +1,16 @@
-// `npm run seed`: a small, realistic demo world (40 users, 300 posts over the last 30 days).
-// Deterministic, and safe to run twice: users are upserted, posts are only
-// written when the demo authors have none yet.
+// `npm run seed`: a small, realistic demo world (40 users, 300 posts over the last 30 days,
+// likes and favourites with a long tail). Deterministic, and safe to run twice: users are
+// upserted, posts are only written when the demo authors have none yet, and likes go through
+// the real write path with absolute states, so a second run changes nothing.
 import { loadConfig } from '../src/config.js';
-import { createDb } from '../src/db/client.js';
+import { createPostCounters } from '../src/counters/postCounters.js';
+import { createDb, type Db } from '../src/db/client.js';
+import { createLogger } from '../src/log.js';
+import { createRedis } from '../src/redis/client.js';
+import { checkPartitionCount } from '../src/redis/deployment.js';
+import { createKeys, type Keys } from '../src/redis/keys.js';
+import { withScripts, type ScriptedRedis } from '../src/redis/scripts.js';
+import { createRelationStore } from '../src/relations/relationStore.js';
 
 const FIRST = ['Ada', 'Linus', 'Grace', 'Alan', 'Margaret', 'Ken', 'Barbara', 'Dennis', 'Frances', 'Edsger',
   'Radia', 'Guido', 'Hedy', 'Tim', 'Katherine', 'Donald', 'Sophie', 'Bjarne', 'Joan', 'Niklaus'];
@@ -39,9 +47,20 @@ function random(seed: number) {
   };
 }
 
+/** Fisher-Yates with our PRNG. */
+function shuffled<T>(items: T[], rand: () => number): T[] {
+  for (let i = items.length - 1; i > 0; i--) {
+    const j = Math.floor(rand() * (i + 1));
+    [items[i], items[j]] = [items[j]!, items[i]!];
+  }
+  return items;
+}
+
 async function seed() {
   const config = loadConfig();
   const db = createDb(config.databaseUrl);
+  const keys = createKeys(config.redisKeyPrefix, config.partitions);
+  const redis = withScripts(createRedis(config.redisUrl, createLogger(config)));
   const rand = random(2026);
   const pick = <T>(list: readonly T[]): T => list[Math.floor(rand() * list.length)]!;
   const userIds = Array.from({ length: DEMO_USERS }, (_, i) => i + 1);
@@ -68,10 +87,35 @@ async function seed() {
       console.log(`created ${posts.length} demo posts`);
     }
 
-    console.log(`demo world ready: ${DEMO_USERS} users`);
+    const changed = await seedRelations(db, redis, keys);
+    console.log(`demo world ready: ${DEMO_USERS} users, ${changed} likes and favourites set`);
   } finally {
+    redis.disconnect();
     await db.$disconnect();
   }
+}
+
+/** Likes and favourites on the demo posts: most get a handful, a few get most users. */
+async function seedRelations(db: Db, redis: ScriptedRedis, keys: Keys): Promise<number> {
+  await checkPartitionCount(redis, keys);
+  const relations = createRelationStore(redis, keys);
+  const counters = createPostCounters({ redis, keys });
+  const posts = await db.post.findMany({ where: { authorId: { lte: DEMO_USERS }, deletedAt: null }, orderBy: { id: 'asc' } });
+  let changed = 0;
+  for (const row of posts) {
+    const postId = Number(row.id);
+    await counters.initialize(postId);
+    const rand = random(postId); // per post, so a second run makes the same choices
+    const likers = Math.floor(rand() ** 3 * DEMO_USERS);
+    const favers = Math.floor(likers * rand() * 0.4);
+    const users = shuffled(Array.from({ length: DEMO_USERS }, (_, i) => i + 1), rand);
+    const writes = users.slice(0, likers).map((userId, i) => [
+      relations.set({ userId, postId, authorId: Number(row.authorId), kind: 'LIKE', active: true }),
+      ...(i < favers ? [relations.set({ userId, postId, authorId: Number(row.authorId), kind: 'FAV', active: true })] : []),
+    ]);
+    for (const result of await Promise.all(writes.flat())) if (result.changed) changed += 1;
+  }
+  return changed;
 }
 
 await seed();

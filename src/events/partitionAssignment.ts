@@ -3,9 +3,9 @@
 // worked on under a lease (SET NX PX) that the owner keeps renewing. A member that dies
 // stops renewing; its leases and heartbeat expire and the others take its partitions over.
 // One owner per partition is what lets the aggregator keep a single applied position.
+import { createHash } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Keys } from '../redis/keys.js';
-import { fnv1a32 } from '../redis/partition.js';
 import type { ScriptedRedis } from '../redis/scripts.js';
 import { createStopSignal } from './stopSignal.js';
 
@@ -20,12 +20,17 @@ export interface AssignmentOptions {
   onAssigned(partition: number): () => Promise<void>;
 }
 
+// A well-mixed hash: with a weak one (FNV) members whose names differ only at the end win
+// nearly every partition.
+const weight = (member: string, partition: number) =>
+  createHash('sha256').update(`${member}#${partition}`).digest().readUInt32BE(0);
+
 /** Rendezvous (highest random weight) hashing: stable, and moves only the partitions it must. */
 export function ownerOf(partition: number, members: readonly string[]): string | undefined {
   let best: string | undefined;
   let bestScore = -1;
   for (const member of members) {
-    const score = fnv1a32(`${member}#${partition}`);
+    const score = weight(member, partition);
     if (score > bestScore || (score === bestScore && best !== undefined && member < best)) {
       best = member;
       bestScore = score;

@@ -135,6 +135,7 @@ export function createRedisStreamsLog(options: RedisStreamsOptions): EventLog {
         await assignment.start();
       },
       stop: () => assignment.stop(),
+      assignedPartitions: () => assignment.owned(),
     };
   }
 

@@ -38,6 +38,8 @@ export type BatchHandler = (batch: EventBatch) => Promise<void>;
 
 export interface Subscription {
   start(): Promise<void>;
+  /** Partitions this member handles right now. */
+  assignedPartitions(): number[];
   /** Finishes and acknowledges the batches in hand, then leaves the group. */
   stop(): Promise<void>;
 }

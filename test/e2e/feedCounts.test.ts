@@ -83,4 +83,19 @@ describe('a feed page with counts and viewer state', () => {
       expect(node.counts.asOf).not.toBeNull();
     }
   });
+
+  it('validates a burst of likes on one post with at most one post lookup in PostgreSQL', async () => {
+    const postId = postIds[99]!;
+    const tokens = await Promise.all(Array.from({ length: 40 }, (_, i) => t.token(5000 + i)));
+    await t.gql(FEED, { first: 1 }, { token: tokens[0] }); // create the user rows first
+    await Promise.all(tokens.map((token) => t.gql(FEED, { first: 1 }, { token })));
+    sql.length = 0;
+    const results = await Promise.all(
+      tokens.map((token) =>
+        t.gql('mutation($id: ID!) { setLikeRelation(input: { postId: $id, active: true }) { changed } }', { id: postId }, { token }),
+      ),
+    );
+    expect(results.every((r) => r.data.setLikeRelation.changed)).toBe(true);
+    expect(sql.filter((q) => /"posts"/.test(q)).length).toBeLessThanOrEqual(1);
+  });
 });

@@ -1,11 +1,15 @@
+import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAuth } from '../../src/auth/jwt.js';
+import { AGGREGATOR_GROUP } from '../../src/counters/aggregator.js';
+import { createKeys } from '../../src/redis/keys.js';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
 import { TEST_REDIS_URL } from '../support/env.js';
 import { deleteKeys, uniquePrefix } from '../support/redis.js';
 import { spawnTsx } from '../support/process.js';
 
 const SECRET = 'process-test-secret-0123456789abcdef';
+const auth = createAuth(SECRET);
 let db: TestDatabase;
 const prefix = uniquePrefix();
 
@@ -18,7 +22,7 @@ afterAll(async () => {
 });
 
 describe('the service process (npm start)', () => {
-  it('starts, serves, and exits 0 on SIGTERM', async () => {
+  it('starts, serves, and on SIGTERM finishes and acknowledges its batches and exits 0', async () => {
     const proc = spawnTsx('src/main.ts', [], {
       NODE_ENV: 'test',
       LOG_LEVEL: 'info',
@@ -38,11 +42,43 @@ describe('the service process (npm start)', () => {
         body: JSON.stringify({ query: '{ feed { edges { node { id } } } }' }),
       });
       expect(await res.json()).toEqual({ data: { feed: { edges: [] } } });
+
+      // Likes keep arriving right up to SIGTERM: the workers must finish, acknowledge, leave.
+      const token = await auth.sign(3);
+      const gql = (query: string, variables = {}) =>
+        fetch(`${url}/graphql`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+          body: JSON.stringify({ query, variables }),
+        }).then((r) => r.json() as Promise<any>);
+      const postId = (await gql('mutation { createPost(input: { title: "t", body: "b" }) { id } }')).data.createPost.id;
+      await Promise.all(
+        Array.from({ length: 30 }, async (_, i) => {
+          const userToken = await auth.sign(100 + i);
+          await fetch(`${url}/graphql`, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json', authorization: `Bearer ${userToken}` },
+            body: JSON.stringify({ query: `mutation { setLikeRelation(input: { postId: "${postId}", active: true }) { changed } }` }),
+          });
+        }),
+      );
     } finally {
       proc.child.kill('SIGTERM');
     }
     expect(await proc.exited).toBe(0);
     expect(proc.output()).toMatch(/"msg":"shutting down"/);
+
+    const keys = createKeys(prefix, 16);
+    const redis = new Redis(TEST_REDIS_URL);
+    try {
+      for (let p = 0; p < 16; p++) {
+        const groups = (await redis.xinfo('GROUPS', keys.outbox(p))) as unknown[][];
+        for (const group of groups) expect(group[group.indexOf('pending') + 1], `partition ${p}`).toBe(0);
+      }
+      expect(await redis.zcard(keys.members(AGGREGATOR_GROUP))).toBe(0);
+    } finally {
+      redis.disconnect();
+    }
   });
 
   it('fails fast with exit code 78 and names the missing setting in production', async () => {

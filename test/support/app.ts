@@ -24,9 +24,15 @@ export interface TestApp {
   stop(): Promise<void>;
 }
 
-export async function startTestApp(env: Record<string, string> = {}, options: AppOptions = {}): Promise<TestApp> {
-  const db = await createTestDatabase();
-  const prefix = uniquePrefix();
+export interface TestAppOptions extends AppOptions {
+  /** Run against another test app's database and Redis prefix (a second process of one deployment). */
+  sharing?: TestApp;
+}
+
+export async function startTestApp(env: Record<string, string> = {}, options: TestAppOptions = {}): Promise<TestApp> {
+  const shared = options.sharing;
+  const db = shared ? shared.db : await createTestDatabase();
+  const prefix = shared ? shared.app.config.redisKeyPrefix : uniquePrefix();
   const config = loadConfig({
     NODE_ENV: 'test',
     HOST: '127.0.0.1',
@@ -39,7 +45,14 @@ export async function startTestApp(env: Record<string, string> = {}, options: Ap
     ...env,
   });
   const app = createApp(config, options);
-  const { url } = await app.start();
+  let url: string;
+  try {
+    ({ url } = await app.start());
+  } catch (error) {
+    await app.stop().catch(() => {});
+    if (!shared) await db.drop();
+    throw error;
+  }
 
   return {
     app,
@@ -55,6 +68,7 @@ export async function startTestApp(env: Record<string, string> = {}, options: Ap
     },
     async stop() {
       await app.stop();
+      if (shared) return; // the owner cleans up
       await db.drop();
       await deleteKeys(prefix);
     },

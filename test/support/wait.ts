@@ -14,3 +14,7 @@ export async function waitFor<T>(
     await new Promise((resolve) => setTimeout(resolve, intervalMs));
   }
 }
+
+/** Polls until `check` resolves true. */
+export const waitUntil = (check: () => Promise<boolean>, options: { timeoutMs?: number; what?: string } = {}) =>
+  waitFor(check, Boolean, { intervalMs: 20, ...options }).then(() => undefined);

@@ -1,0 +1,101 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { trimOutbox } from '../../src/events/outboxTrimmer.js';
+import type { EventBatch } from '../../src/events/types.js';
+import { createCounterFixture, type CounterFixture } from '../support/counterFixture.js';
+import { waitUntil } from '../support/wait.js';
+
+let f: CounterFixture;
+beforeEach(() => {
+  f = createCounterFixture({ partitions: 8, leaseMs: 600 });
+});
+afterEach(() => f.close());
+
+/** A handler that records which member saw which event. */
+function recorder() {
+  const seen = new Map<string, number>();
+  const partitions = new Set<number>();
+  const handler = async (batch: EventBatch) => {
+    partitions.add(batch.partition);
+    // Event ids are unique within a partition only.
+    for (const { event } of batch.entries) {
+      const key = `${event.partition}/${event.id}`;
+      seen.set(key, (seen.get(key) ?? 0) + 1);
+    }
+  };
+  return { seen, partitions, handler };
+}
+
+async function writeLikes(from: number, to: number) {
+  for (let u = from; u <= to; u++) await f.set(u, 1000 + (u % 40));
+}
+
+describe('Redis Streams event log', () => {
+  it('splits partitions between members, delivers every event once, and hands partitions over when a member leaves', async () => {
+    const log = f.eventLog(5);
+    const [a, b] = [recorder(), recorder()];
+    const subA = log.subscribe('test-group', a.handler);
+    const subB = log.subscribe('test-group', b.handler);
+    await subA.start();
+    await subB.start();
+    await waitUntil(
+      async () => {
+        const [ownedA, ownedB] = [subA.assignedPartitions(), subB.assignedPartitions()];
+        return ownedA.length > 0 && ownedB.length > 0 && ownedA.length + ownedB.length === f.partitions;
+      },
+      { what: 'the group to settle' },
+    );
+    expect(subA.assignedPartitions().filter((p) => subB.assignedPartitions().includes(p))).toEqual([]);
+
+    await writeLikes(1, 200);
+    const total = () => a.seen.size + b.seen.size;
+    await waitUntil(async () => total() === 200, { what: 'all 200 events' });
+    expect([...a.seen.keys()].filter((id) => b.seen.has(id))).toEqual([]); // never both
+    expect([...a.seen.values(), ...b.seen.values()].every((n) => n === 1)).toBe(true);
+    expect(a.partitions.size).toBeGreaterThan(0);
+    expect(b.partitions.size).toBeGreaterThan(0);
+
+    await subA.stop();
+    await writeLikes(201, 300);
+    await waitUntil(async () => total() === 300, { what: 'the survivor to take every partition' });
+    expect(b.partitions.size).toBe(f.partitions);
+    await subB.stop();
+  });
+
+  it('keeps entries a group has not consumed and trims them once every group has', async () => {
+    await writeLikes(1, 40);
+    const stream = (p: number) => f.keys.outbox(p);
+    const lengths = async () => Promise.all(f.allPartitions.map((p) => f.redis.xlen(stream(p))));
+    for (const p of f.allPartitions) {
+      await f.redis.xgroup('CREATE', stream(p), 'fast', '0', 'MKSTREAM');
+      await f.redis.xgroup('CREATE', stream(p), 'slow', '0', 'MKSTREAM');
+    }
+    const before = await lengths();
+    // "fast" reads and acknowledges everything; "slow" has not read anything yet.
+    for (const p of f.allPartitions) {
+      const read = (await f.redis.xreadgroup('GROUP', 'fast', 'c', 'COUNT', 1000, 'STREAMS', stream(p), '>')) as [string, [string, string[]][]][] | null;
+      const ids = read?.[0]?.[1].map(([id]) => id) ?? [];
+      if (ids.length) await f.redis.xack(stream(p), 'fast', ...ids);
+      await trimOutbox(f.redis, stream(p), 0);
+    }
+    expect(await lengths()).toEqual(before);
+
+    // "slow" reads everything but acknowledges only the first entry of each partition.
+    for (const p of f.allPartitions) {
+      const read = (await f.redis.xreadgroup('GROUP', 'slow', 'c', 'COUNT', 1000, 'STREAMS', stream(p), '>')) as [string, [string, string[]][]][] | null;
+      const ids = read?.[0]?.[1].map(([id]) => id) ?? [];
+      if (ids.length) await f.redis.xack(stream(p), 'slow', ids[0]!);
+      await trimOutbox(f.redis, stream(p), 0);
+    }
+    // Everything from the first unacknowledged entry on is kept.
+    expect(await lengths()).toEqual(before.map((n) => Math.max(0, n - 1)));
+
+    // Nothing is trimmed inside the retention window, consumed or not.
+    await writeLikes(41, 60);
+    for (const p of f.allPartitions) {
+      await f.redis.xgroup('SETID', stream(p), 'slow', '$');
+      await f.redis.xgroup('SETID', stream(p), 'fast', '$');
+      await trimOutbox(f.redis, stream(p), 60_000);
+    }
+    expect((await lengths()).reduce((x, y) => x + y)).toBe(60 - f.partitions);
+  });
+});

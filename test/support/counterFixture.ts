@@ -1,0 +1,89 @@
+// The counter pipeline wired against real Redis without the HTTP layer: its own key prefix,
+// few partitions, short leases. Tests drive each stage (write, aggregate, fold) by hand.
+import { createAggregator } from '../../src/counters/aggregator.js';
+import { createFlusher } from '../../src/counters/flush.js';
+import { createPostCounters } from '../../src/counters/postCounters.js';
+import { decodeSds } from '../../src/counters/sds.js';
+import { decodeOutboxEntry } from '../../src/events/outboxCodec.js';
+import { OUTBOX_SOURCE, createRedisStreamsLog } from '../../src/events/redisStreams.js';
+import type { EventBatch } from '../../src/events/types.js';
+import { createLogger } from '../../src/log.js';
+import { createRedis } from '../../src/redis/client.js';
+import { createKeys } from '../../src/redis/keys.js';
+import { withScripts } from '../../src/redis/scripts.js';
+import { createRelationStore } from '../../src/relations/relationStore.js';
+import type { RelationKind } from '../../src/relations/kinds.js';
+import { TEST_REDIS_URL } from './env.js';
+import { deleteKeys, uniquePrefix } from './redis.js';
+
+export function createCounterFixture(options: { partitions?: number; leaseMs?: number } = {}) {
+  const prefix = uniquePrefix();
+  const partitions = options.partitions ?? 2;
+  const leaseMs = options.leaseMs ?? 1000;
+  const keys = createKeys(prefix, partitions);
+  const logger = createLogger({ logLevel: process.env.LOG_LEVEL ?? 'silent' });
+  const redis = withScripts(createRedis(TEST_REDIS_URL, logger));
+  const relations = createRelationStore(redis, keys);
+  const aggregator = createAggregator({ redis, keys, logger });
+  const flusher = createFlusher({ redis, keys });
+  const postCounters = createPostCounters({ redis, keys });
+  const allPartitions = Array.from({ length: partitions }, (_, p) => p);
+
+  return {
+    prefix,
+    partitions,
+    leaseMs,
+    keys,
+    redis,
+    relations,
+    aggregator,
+    flusher,
+    postCounters,
+    allPartitions,
+
+    eventLog: (batchSize = 100) =>
+      createRedisStreamsLog({ redis, keys, logger, batchSize, leaseMs, retentionMs: 0, idlePollMs: 10, trimIntervalMs: 0 }),
+
+    set: (userId: number, postId: number, active = true, kind: RelationKind = 'LIKE') =>
+      relations.set({ userId, postId, authorId: 1, kind, active }),
+
+    /** Outbox entries of a partition as the event log would deliver them (optionally a range). */
+    async batchOf(partition: number, start = '-', end = '+'): Promise<EventBatch> {
+      const raw = (await redis.xrange(keys.outbox(partition), start, end)) as [string, string[]][];
+      return {
+        partition,
+        source: OUTBOX_SOURCE,
+        entries: raw.map(([id, fields]) => ({ position: id, event: decodeOutboxEntry(id, partition, fields)! })),
+      };
+    },
+
+    /** The post's SDS as stored (null when missing or malformed). */
+    async sdsOf(postId: number): Promise<number[] | null> {
+      return decodeSds(await redis.getBuffer(keys.counters({ type: 'post', id: postId })));
+    },
+
+    /** Likes and favs counted straight from the bitmaps. */
+    async factsOf(postId: number): Promise<{ likes: number; favs: number }> {
+      const post = { type: 'post', id: postId };
+      const [likes, favs] = await redis.countFromFacts(
+        keys.chunkIndex('like', post),
+        keys.chunkIndex('fav', post),
+        keys.bitmapChunkPrefix('like', post),
+        keys.bitmapChunkPrefix('fav', post),
+      );
+      return { likes, favs };
+    },
+
+    /** A post id that lands in `partition`. */
+    postIn(partition: number, after = 0): number {
+      for (let id = after + 1; ; id++) if (keys.partitionOf({ type: 'post', id }) === partition) return id;
+    },
+
+    async close() {
+      redis.disconnect();
+      await deleteKeys(prefix);
+    },
+  };
+}
+
+export type CounterFixture = ReturnType<typeof createCounterFixture>;
