@@ -1,25 +1,15 @@
 import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createAuth } from '../../src/auth/jwt.js';
 import { AGGREGATOR_GROUP } from '../../src/counters/aggregator.js';
 import { createKeys } from '../../src/redis/keys.js';
-import { createTestDatabase, type TestDatabase } from '../support/db.js';
 import { TEST_REDIS_URL } from '../support/env.js';
-import { deleteKeys, uniquePrefix } from '../support/redis.js';
 import { spawnTsx } from '../support/process.js';
+import { useIsolatedStores } from '../support/stores.js';
 
 const SECRET = 'process-test-secret-0123456789abcdef';
 const auth = createAuth(SECRET);
-let db: TestDatabase;
-const prefix = uniquePrefix();
-
-beforeAll(async () => {
-  db = await createTestDatabase();
-});
-afterAll(async () => {
-  await db.drop();
-  await deleteKeys(prefix);
-});
+const stores = useIsolatedStores();
 
 describe('the service process (npm start)', () => {
   it('starts, serves, and on SIGTERM finishes and acknowledges its batches and exits 0', async () => {
@@ -28,9 +18,7 @@ describe('the service process (npm start)', () => {
       LOG_LEVEL: 'info',
       HOST: '127.0.0.1',
       PORT: '0',
-      DATABASE_URL: db.url,
-      REDIS_URL: TEST_REDIS_URL,
-      REDIS_KEY_PREFIX: prefix,
+      ...stores.env(),
       JWT_SECRET: SECRET,
     });
     try {
@@ -68,7 +56,7 @@ describe('the service process (npm start)', () => {
     expect(await proc.exited).toBe(0);
     expect(proc.output()).toMatch(/"msg":"shutting down"/);
 
-    const keys = createKeys(prefix, 16);
+    const keys = createKeys(stores.prefix, 16);
     const redis = new Redis(TEST_REDIS_URL);
     try {
       for (let p = 0; p < 16; p++) {

@@ -1,26 +1,15 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { projectPath } from '../../src/paths.js';
-import { createTestDatabase, type TestDatabase } from '../support/db.js';
-import { TEST_REDIS_URL } from '../support/env.js';
-import { deleteKeys, uniquePrefix } from '../support/redis.js';
+import { useIsolatedStores } from '../support/stores.js';
 
 const run = promisify(execFile);
-let db: TestDatabase;
-const prefix = uniquePrefix();
-
-beforeAll(async () => {
-  db = await createTestDatabase();
-});
-afterAll(async () => {
-  await db.drop();
-  await deleteKeys(prefix);
-});
+const stores = useIsolatedStores();
 
 async function snapshot() {
-  const client = new pg.Client({ connectionString: db.url });
+  const client = new pg.Client({ connectionString: stores.db.url });
   await client.connect();
   try {
     const users = await client.query('SELECT id, name FROM users ORDER BY id');
@@ -35,7 +24,7 @@ describe('npm run seed', () => {
   it('creates a small world with likes, and a second run changes nothing', async () => {
     const seed = () =>
       run(projectPath('node_modules/.bin/tsx'), [projectPath('prisma/seed.ts')], {
-        env: { ...process.env, DATABASE_URL: db.url, NODE_ENV: 'test', REDIS_URL: TEST_REDIS_URL, REDIS_KEY_PREFIX: prefix },
+        env: { ...process.env, ...stores.env(), NODE_ENV: 'test' },
       });
     const firstRun = await seed();
     const first = await snapshot();

@@ -1,14 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { checkText, parseId, parseIds, parsePageSize } from '../../src/graphql/args.js';
+import { codeOf } from '../support/errors.js';
 
-const codeOf = (fn: () => unknown) => {
-  try {
-    fn();
-  } catch (error) {
-    return (error as { extensions?: { code?: string } }).extensions?.code;
-  }
-  return 'no error';
-};
 
 describe('parseId', () => {
   it('accepts positive decimal integers below 2^53', () => {

@@ -1,16 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { createCursorCodec } from '../../src/graphql/cursor.js';
+import { codeOf } from '../support/errors.js';
 
 const codec = createCursorCodec('cursor-secret');
 
-const codeOf = (fn: () => unknown) => {
-  try {
-    fn();
-  } catch (error) {
-    return (error as { extensions?: { code?: string } }).extensions?.code;
-  }
-  return 'no error';
-};
 
 describe('cursor codec', () => {
   it('round-trips a payload', () => {
