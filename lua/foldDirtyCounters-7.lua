@@ -28,15 +28,12 @@ local rcall = redis.call
 --- @include "includes/positions"
 --- @include "includes/sds"
 --- @include "includes/countFromFacts"
+--- @include "includes/outbox"
+--- @include "includes/rebuildFromFacts"
 
 local limit = tonumber(ARGV[1])
 if not limit or limit < 1 then return -2 end
 local metrics = parseMetrics(ARGV[6])
-
-local function newestEventId()
-  local entry = rcall('XREVRANGE', KEYS[6], '+', '-', 'COUNT', 1)[1]
-  return entry and entry[1] or nil
-end
 
 -- The asOf that holds once everything aggregated so far is folded: every change
 -- acknowledged before the first event the aggregator has not applied yet.
@@ -44,7 +41,7 @@ local function asOfWhenFolded()
   local time = rcall('TIME')
   local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
   local applied = rcall('HGET', KEYS[5], 'event')
-  local newest = newestEventId()
+  local newest = newestEventId(KEYS[6])
   if not newest or comparePositions(applied, newest) >= 0 then return now end
   local start = applied and ('(' .. applied) or '-'
   local nextEntry = rcall('XRANGE', KEYS[6], start, '+', 'COUNT', 1)[1]
@@ -72,27 +69,22 @@ for _, entity in ipairs(entities) do
   local aggKey = ARGV[2] .. entity
   local deltas = rcall('HGETALL', aggKey)
   if #deltas > 0 then
-    rcall('DEL', aggKey)
     local sdsKey = ARGV[3] .. entity
     local v = sdsDecode(rcall('GET', sdsKey))
     if v then
+      rcall('DEL', aggKey)
       for f = 1, #deltas, 2 do
         local slot = tonumber(deltas[f]) + 1
         v[slot] = clampCount(v[slot] + tonumber(deltas[f + 1]))
       end
+      rcall('SET', sdsKey, sdsEncode(v))
     else
-      -- Missing or malformed counters: start again from the facts, which already include
-      -- these deltas and every event still in flight. Record the newest outbox id as the
-      -- entity's watermark so the aggregator skips those in-flight events instead of
-      -- counting them a second time.
-      v = sdsFromFacts(ARGV[4], ARGV[5], entity, metrics)
-      local newest = newestEventId()
-      if newest and comparePositions(rcall('HGET', KEYS[5], 'event'), newest) < 0 then
-        rcall('HSET', KEYS[7], entity, newest)
-      end
+      -- Missing or malformed counters are never folded onto zeros: start again from the facts.
+      rebuildFromFacts(entity,
+        { sds = sdsKey, agg = aggKey, aggState = KEYS[5], outbox = KEYS[6], watermarks = KEYS[7] },
+        { bitmap = ARGV[4], chunkIndex = ARGV[5] }, metrics)
       rebuilt = rebuilt + 1
     end
-    rcall('SET', sdsKey, sdsEncode(v))
   end
 end
 

@@ -19,6 +19,8 @@ import { checkPartitionCount } from './redis/deployment.js';
 import { createKeys } from './redis/keys.js';
 import { trackRoundTrips } from './redis/roundTrips.js';
 import { withScripts } from './redis/scripts.js';
+import { createRebuildRequests } from './jobs/rebuildJobs.js';
+import { POST } from './relations/kinds.js';
 import { createRelationStore } from './relations/relationStore.js';
 import { createWorkers } from './workers.js';
 
@@ -33,19 +35,22 @@ export function createApp(config: Config, options: AppOptions = {}) {
   const redis = withScripts(createRedis(config.redisUrl, logger));
   const redisRoundTrips = trackRoundTrips(redis);
   const posts = createPostStore(db);
+  // BullMQ producers (rebuild requests from the read path); blocking-safe connection.
+  const jobsRedis = createRedis(config.redisUrl, logger, { connectionName: 'tally-jobs', forJobs: true });
+  const rebuildRequests = createRebuildRequests(jobsRedis, keys, logger);
   const services: Services = {
     auth: createAuth(config.jwtSecret),
     users: createUserStore(db),
     posts,
     postCache: createPostCache(posts, config.postCacheTtlMs),
-    postCounters: createPostCounters({ redis, keys }),
+    postCounters: createPostCounters({ redis, keys, onMissing: (id) => rebuildRequests.request({ type: POST, id }) }),
     relations: createRelationStore(redis, keys),
     cursors: createCursorCodec(config.cursorSecret),
   };
   const runsApi = config.role !== 'worker';
   const runsWorkers = config.role !== 'api';
 
-  const workers = runsWorkers ? createWorkers(config, keys, logger) : null;
+  const workers = runsWorkers ? createWorkers(config, keys, logger, db) : null;
 
   const apollo = createApollo(config, logger);
   const readiness = async () => {
@@ -90,6 +95,8 @@ export function createApp(config: Config, options: AppOptions = {}) {
       });
       if (runsApi) await apollo.stop();
       await workers?.stop();
+      await rebuildRequests.close();
+      jobsRedis.disconnect();
       redis.disconnect();
       await db.$disconnect();
     },

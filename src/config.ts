@@ -31,6 +31,10 @@ export interface Config {
   consumerLeaseMs: number;
   /** How long a post lookup made to validate a mutation is reused. */
   postCacheTtlMs: number;
+  /** BullMQ job lock: a job of a worker that died is retried after this long. */
+  jobLockMs: number;
+  /** Hold on one entity while a worker rebuilds its counters. */
+  rebuildLockMs: number;
 }
 
 export class ConfigError extends Error {
@@ -102,6 +106,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     eventRetentionMs: integer('EVENT_RETENTION_MS', 3_600_000, 0, 30 * 24 * 3_600_000),
     consumerLeaseMs: integer('CONSUMER_LEASE_MS', 10_000, 500, 300_000),
     postCacheTtlMs: integer('POST_CACHE_TTL_MS', 30_000, 0, 3_600_000),
+    jobLockMs: integer('JOB_LOCK_MS', 30_000, 1000, 600_000),
+    rebuildLockMs: integer('REBUILD_LOCK_MS', 5000, 100, 600_000),
   };
   if (/[{}\s]/.test(config.redisKeyPrefix)) {
     problems.push('REDIS_KEY_PREFIX must not contain braces or whitespace (braces would break hash tags)');

@@ -1,17 +1,22 @@
-// The background side of a process (ROLE=all or worker): the aggregator consuming the event
-// log, and the flush jobs folding aggregates into counters. Its own Redis connections, so
-// worker traffic never queues behind (or counts as) the API's round trips.
+// The background side of a process (ROLE=all or worker): the aggregator and the fact
+// persister consuming the event log, and the flush jobs folding aggregates into counters.
+// Its own Redis connections, so worker traffic never queues behind (or counts as) the API's
+// round trips.
 import type { Config } from './config.js';
+import type { Db } from './db/client.js';
 import { createAggregator } from './counters/aggregator.js';
 import { createFlusher } from './counters/flush.js';
+import { createRebuilder } from './counters/rebuild.js';
 import { createRedisStreamsLog } from './events/redisStreams.js';
 import { createFlushJobs } from './jobs/flushJobs.js';
+import { createRebuildWorker } from './jobs/rebuildJobs.js';
 import type { Logger } from './log.js';
 import { createRedis } from './redis/client.js';
 import type { Keys } from './redis/keys.js';
 import { withScripts } from './redis/scripts.js';
+import { createFactPersister } from './relations/factPersister.js';
 
-export function createWorkers(config: Config, keys: Keys, logger: Logger) {
+export function createWorkers(config: Config, keys: Keys, logger: Logger, db: Db) {
   const redis = withScripts(createRedis(config.redisUrl, logger, { connectionName: 'tally-worker' }));
   const jobsRedis = createRedis(config.redisUrl, logger, { connectionName: 'tally-jobs', forJobs: true });
   const flusher = createFlusher({ redis, keys });
@@ -25,6 +30,9 @@ export function createWorkers(config: Config, keys: Keys, logger: Logger) {
     retentionMs: config.eventRetentionMs,
   });
   const aggregation = aggregator.subscribe(eventLog);
+  const persistence = createFactPersister({ db, logger }).subscribe(eventLog);
+  const rebuilder = createRebuilder({ redis, keys, lockMs: config.rebuildLockMs });
+  const rebuildWorker = createRebuildWorker({ connection: jobsRedis, keys, rebuilder, logger, lockMs: config.jobLockMs });
   const flushJobs = createFlushJobs({
     connection: jobsRedis,
     keys,
@@ -38,16 +46,22 @@ export function createWorkers(config: Config, keys: Keys, logger: Logger) {
     redis,
     flusher,
     aggregator,
+    rebuilder,
+    rebuildWorker,
     eventLog,
 
     async start() {
       await aggregation.start();
+      await persistence.start();
       await flushJobs.start();
+      rebuildWorker.start();
     },
 
     /** Finishes the batch and the fold in hand, acknowledges, then closes connections. */
     async stop() {
+      await rebuildWorker.stop();
       await flushJobs.stop();
+      await persistence.stop();
       await aggregation.stop();
       jobsRedis.disconnect();
       redis.disconnect();

@@ -39,6 +39,7 @@ export function createFlushJobs(options: FlushJobsOptions) {
   let closing = false;
 
   const queue = new Queue<FlushJobData>(FLUSH_QUEUE, { connection, prefix });
+  queue.on('error', (error) => logger.warn({ err: error }, 'flush queue error'));
   const worker = new Worker<FlushJobData>(
     FLUSH_QUEUE,
     async (job) => {
@@ -51,6 +52,7 @@ export function createFlushJobs(options: FlushJobsOptions) {
     { connection, prefix, concurrency: Math.max(1, groups.length), autorun: false },
   );
   worker.on('failed', (job, error) => logger.error({ err: error, job: job?.id }, 'flush job failed'));
+  worker.on('error', (error) => logger.error({ err: error }, 'flush worker error'));
 
   return {
     async start() {

@@ -58,6 +58,10 @@ export function createKeys(prefix: string, partitions: number) {
     agg: (entity: EntityRef) => `${perPartition.aggPrefix(partitionOf(entity))}${name(entity)}`,
     /** The entity's fixed-width counters (SDS, 20 bytes). */
     counters: (entity: EntityRef) => `${perPartition.countersPrefix(partitionOf(entity))}${name(entity)}`,
+    /** Held while one worker rebuilds the entity's counters. */
+    rebuildLock: (entity: EntityRef) => `${prefix}rblock:${p(partitionOf(entity))}:${name(entity)}`,
+    /** Rebuilds of the entity in the current rate-limit window. */
+    rebuildRate: (entity: EntityRef) => `${prefix}rbrate:${p(partitionOf(entity))}:${name(entity)}`,
     /** First result of an idempotent mutation, in the entity's slot so the script can reach it. */
     idempotency: (entity: EntityRef, userId: number, key: string) =>
       `${prefix}idem:${p(partitionOf(entity))}:${userId}:${key}`,

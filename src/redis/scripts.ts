@@ -41,6 +41,8 @@ export interface ScriptCommands {
   applyCounterBatch(...args: Arg[]): Promise<[number, ...(string | null)[]] | number>;
   foldDirtyCounters(...args: Arg[]): Promise<[number, number, number] | number>;
   countFromFacts(...args: Arg[]): Promise<[number, number, number]>;
+  rebuildCounters(...args: Arg[]): Promise<[number, number, number, number, number, string]>;
+  acquireRebuild(...args: Arg[]): Promise<[number, number?] | number>;
   renewLease(key: string, holder: string, ms: number): Promise<number>;
   releaseLease(key: string, holder: string): Promise<number>;
 }

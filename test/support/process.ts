@@ -2,7 +2,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { projectPath } from '../../src/paths.js';
 
-export const TSX = projectPath('node_modules/.bin/tsx');
 
 export interface Spawned {
   child: ChildProcess;
@@ -12,8 +11,17 @@ export interface Spawned {
   waitFor(pattern: RegExp, timeoutMs?: number): Promise<RegExpMatchArray>;
 }
 
+/**
+ * Runs a TypeScript entry point in ONE node process (`node --import tsx`), not through the
+ * tsx binary, which would put a second process between the test and the code: a SIGKILL
+ * must hit the process that holds the locks.
+ */
 export function spawnTsx(script: string, args: string[], env: Record<string, string>): Spawned {
-  const child = spawn(TSX, [projectPath(script), ...args], { env: { ...process.env, ...env }, stdio: 'pipe' });
+  const child = spawn(process.execPath, ['--import', 'tsx', projectPath(script), ...args], {
+    cwd: projectPath(),
+    env: { ...process.env, ...env },
+    stdio: 'pipe',
+  });
   let text = '';
   const listeners = new Set<() => void>();
   const onData = (chunk: Buffer) => {
