@@ -7,10 +7,12 @@ import { createPostCounters } from '../src/counters/postCounters.js';
 import { createDb, type Db } from '../src/db/client.js';
 import { createLogger } from '../src/log.js';
 import { createRedis } from '../src/redis/client.js';
-import { checkPartitionCount } from '../src/redis/deployment.js';
+import { checkDeployment } from '../src/redis/deployment.js';
+import { createFactStore } from '../src/db/facts.js';
 import { createKeys, type Keys } from '../src/redis/keys.js';
 import { withScripts, type ScriptedRedis } from '../src/redis/scripts.js';
 import { createRelationStore } from '../src/relations/relationStore.js';
+import { random, shuffled } from './random.js';
 
 const FIRST = ['Ada', 'Linus', 'Grace', 'Alan', 'Margaret', 'Ken', 'Barbara', 'Dennis', 'Frances', 'Edsger',
   'Radia', 'Guido', 'Hedy', 'Tim', 'Katherine', 'Donald', 'Sophie', 'Bjarne', 'Joan', 'Niklaus'];
@@ -34,27 +36,6 @@ const SENTENCES = [
 export const DEMO_USERS = 40;
 const DEMO_POSTS = 300;
 const DAY_MS = 24 * 3600 * 1000;
-
-/** mulberry32: a tiny deterministic PRNG so every machine gets the same demo world. */
-function random(seed: number) {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-/** Fisher-Yates with our PRNG. */
-function shuffled<T>(items: T[], rand: () => number): T[] {
-  for (let i = items.length - 1; i > 0; i--) {
-    const j = Math.floor(rand() * (i + 1));
-    [items[i], items[j]] = [items[j]!, items[i]!];
-  }
-  return items;
-}
 
 async function seed() {
   const config = loadConfig();
@@ -97,7 +78,7 @@ async function seed() {
 
 /** Likes and favourites on the demo posts: most get a handful, a few get most users. */
 async function seedRelations(db: Db, redis: ScriptedRedis, keys: Keys): Promise<number> {
-  await checkPartitionCount(redis, keys);
+  await checkDeployment(redis, keys, createFactStore(db).hasAny);
   const relations = createRelationStore(redis, keys);
   const counters = createPostCounters({ redis, keys });
   const posts = await db.post.findMany({ where: { authorId: { lte: DEMO_USERS }, deletedAt: null }, orderBy: { id: 'asc' } });

@@ -5,6 +5,7 @@ import { createAuth } from './auth/jwt.js';
 import type { Config } from './config.js';
 import { createPostCounters } from './counters/postCounters.js';
 import { createDb, type DbOptions } from './db/client.js';
+import { createFactStore } from './db/facts.js';
 import { createPostCache } from './db/postCache.js';
 import { createPostStore } from './db/posts.js';
 import { createUserStore } from './db/users.js';
@@ -15,11 +16,14 @@ import type { Services } from './graphql/services.js';
 import { createHttpServer } from './http/server.js';
 import { createLogger } from './log.js';
 import { createRedis } from './redis/client.js';
-import { checkPartitionCount } from './redis/deployment.js';
+import { checkDeployment } from './redis/deployment.js';
 import { createKeys } from './redis/keys.js';
 import { trackRoundTrips } from './redis/roundTrips.js';
 import { withScripts } from './redis/scripts.js';
 import { createRebuildRequests } from './jobs/rebuildJobs.js';
+import { createDurableReads } from './recovery/durableReads.js';
+import { createRecoveryFlag } from './recovery/recoveryFlag.js';
+import { createRedisLossWatch } from './recovery/redisLossWatch.js';
 import { POST } from './relations/kinds.js';
 import { createRelationStore } from './relations/relationStore.js';
 import { createWorkers } from './workers.js';
@@ -35,6 +39,7 @@ export function createApp(config: Config, options: AppOptions = {}) {
   const redis = withScripts(createRedis(config.redisUrl, logger));
   const redisRoundTrips = trackRoundTrips(redis);
   const posts = createPostStore(db);
+  const facts = createFactStore(db);
   // BullMQ producers (rebuild requests from the read path); blocking-safe connection.
   const jobsRedis = createRedis(config.redisUrl, logger, { connectionName: 'tally-jobs', forJobs: true });
   const rebuildRequests = createRebuildRequests(jobsRedis, keys, logger);
@@ -46,11 +51,20 @@ export function createApp(config: Config, options: AppOptions = {}) {
     postCounters: createPostCounters({ redis, keys, onMissing: (id) => rebuildRequests.request({ type: POST, id }) }),
     relations: createRelationStore(redis, keys),
     cursors: createCursorCodec(config.cursorSecret),
+    recoveryFlag: createRecoveryFlag(redis, keys),
+    durableReads: createDurableReads(facts),
   };
   const runsApi = config.role !== 'worker';
   const runsWorkers = config.role !== 'api';
 
   const workers = runsWorkers ? createWorkers(config, keys, logger, db) : null;
+  const lossWatch = createRedisLossWatch({
+    redis,
+    keys,
+    logger,
+    hasDurableFacts: facts.hasAny,
+    onLoss: async () => workers?.recreateSchedules(),
+  });
 
   const apollo = createApollo(config, logger);
   const readiness = async () => {
@@ -75,9 +89,13 @@ export function createApp(config: Config, options: AppOptions = {}) {
     workers,
 
     async start(): Promise<{ url: string }> {
-      await checkPartitionCount(redis, keys);
+      const deployment = await checkDeployment(redis, keys, facts.hasAny);
+      if (deployment.recovering) {
+        logger.error('Redis has lost its data: counts and viewer state are read from PostgreSQL until `npm run recover` completes');
+      }
       if (runsApi) await apollo.start();
       await workers?.start();
+      lossWatch.start();
       await new Promise<void>((resolve, reject) => {
         http.once('error', reject);
         http.listen(config.port, config.host, () => resolve());
@@ -94,6 +112,7 @@ export function createApp(config: Config, options: AppOptions = {}) {
         http.closeIdleConnections();
       });
       if (runsApi) await apollo.stop();
+      await lossWatch.stop();
       await workers?.stop();
       await rebuildRequests.close();
       jobsRedis.disconnect();

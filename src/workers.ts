@@ -50,6 +50,9 @@ export function createWorkers(config: Config, keys: Keys, logger: Logger, db: Db
     rebuildWorker,
     eventLog,
 
+    /** Job schedulers live in Redis: after Redis lost its data they must be created again. */
+    recreateSchedules: () => flushJobs.start(),
+
     async start() {
       await aggregation.start();
       await persistence.start();

@@ -20,8 +20,9 @@ export async function consumedBelow(redis: Redis | Cluster, stream: string): Pro
   for (const group of groups) {
     let needed = String(group['last-delivered-id']);
     if (Number(group.pending) > 0) {
-      const [, minPending] = (await redis.call('XPENDING', stream, String(group.name))) as [number, string];
-      needed = minPending;
+      // Null when the group acknowledged its last entries since XINFO: then nothing is pending.
+      const [, minPending] = (await redis.call('XPENDING', stream, String(group.name))) as [number, string | null];
+      needed = minPending ?? needed;
     }
     if (lowest === null || comparePositions(needed, lowest) < 0) lowest = needed;
   }

@@ -105,7 +105,13 @@ export function createRedisStreamsLog(options: RedisStreamsOptions): EventLog {
             }
             if (raw.length < batchSize && reclaimCursor === null) await signal.sleep(idlePollMs);
           } catch (error) {
-            logger.error({ err: error, group, partition }, 'event batch failed; will retry from the pending entries');
+            if (String((error as Error).message).startsWith('NOGROUP')) {
+              // Redis lost its data (or the stream was deleted): join again and go on.
+              logger.warn({ group, partition }, 'consumer group missing; creating it again');
+              await ensureGroup(stream, group).catch(() => {});
+            } else {
+              logger.error({ err: error, group, partition }, 'event batch failed; will retry from the pending entries');
+            }
             reclaimCursor = '0-0';
             await signal.sleep(ERROR_BACKOFF_MS[Math.min(failures++, ERROR_BACKOFF_MS.length - 1)]!);
           }

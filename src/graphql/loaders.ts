@@ -15,17 +15,26 @@ export function inKeyOrder<T extends { id: number }>(ids: readonly number[], row
 }
 
 export function createLoaders(services: Services, viewer: Viewer | null) {
+  // Asked at most once per request, in the same tick as the page's Redis reads.
+  let recovering: Promise<boolean> | null = null;
+  const isRecovering = () => (recovering ??= services.recoveryFlag.isOn());
+
   return {
     user: new DataLoader<number, UserModel | null>(async (ids) => inKeyOrder(ids, await services.users.byIds(ids))),
     /** Live posts only: a deleted post loads as null. */
     post: new DataLoader<number, PostModel | null>(async (ids) =>
       inKeyOrder(ids, await services.posts.liveByIds(ids)),
     ),
-    counts: new DataLoader<number, PostCounts>((postIds) => services.postCounters.load(postIds)),
+    counts: new DataLoader<number, PostCounts>(async (postIds) => {
+      const [inRecovery, counts] = await Promise.all([isRecovering(), services.postCounters.load(postIds)]);
+      return inRecovery ? services.durableReads.counts(postIds) : counts;
+    }),
     /** The viewer's own state; never cached beyond this request. */
-    viewerState: new DataLoader<number, ViewerState>(async (postIds) =>
-      viewer ? services.relations.viewerStates(viewer.id, postIds) : postIds.map(() => ({ liked: false, faved: false })),
-    ),
+    viewerState: new DataLoader<number, ViewerState>(async (postIds) => {
+      if (!viewer) return postIds.map(() => ({ liked: false, faved: false }));
+      const [inRecovery, states] = await Promise.all([isRecovering(), services.relations.viewerStates(viewer.id, postIds)]);
+      return inRecovery ? services.durableReads.viewerStates(viewer.id, postIds) : states;
+    }),
   };
 }
 

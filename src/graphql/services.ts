@@ -4,6 +4,8 @@ import type { PostCounters } from '../counters/postCounters.js';
 import type { PostCache } from '../db/postCache.js';
 import type { PostStore } from '../db/posts.js';
 import type { UserStore } from '../db/users.js';
+import type { DurableReads } from '../recovery/durableReads.js';
+import type { RecoveryFlag } from '../recovery/recoveryFlag.js';
 import type { RelationStore } from '../relations/relationStore.js';
 import type { CursorCodec } from './cursor.js';
 
@@ -15,4 +17,7 @@ export interface Services {
   postCounters: PostCounters;
   relations: RelationStore;
   cursors: CursorCodec;
+  /** Set while Redis is being recovered: reads then come from `durableReads`. */
+  recoveryFlag: RecoveryFlag;
+  durableReads: DurableReads;
 }

@@ -54,7 +54,10 @@ export function createFlushJobs(options: FlushJobsOptions) {
   worker.on('failed', (job, error) => logger.error({ err: error, job: job?.id }, 'flush job failed'));
   worker.on('error', (error) => logger.error({ err: error }, 'flush worker error'));
 
+  let running = false;
+
   return {
+    /** Upserts the schedulers (again: safe to call more than once) and starts the worker. */
     async start() {
       const wanted = new Set(groups.map((_, i) => `flush:${i}`));
       for (const scheduler of await queue.getJobSchedulers()) {
@@ -67,7 +70,10 @@ export function createFlushJobs(options: FlushJobsOptions) {
           { name: 'flush', data: { partitions }, opts: { removeOnComplete: true, removeOnFail: 100 } },
         );
       }
-      void worker.run();
+      if (!running) {
+        running = true;
+        void worker.run();
+      }
     },
 
     async stop() {

@@ -1,15 +1,32 @@
-// Deployment facts that existing Redis data depends on. The partition count decides every
-// key's name; starting with another value than the data was written with would silently
-// split entities, so it is recorded once and checked on every start.
+// Deployment facts that existing Redis data depends on, and the check that notices when
+// Redis has lost its data.
+//
+// The partition count decides every key's name; starting with another value than the data
+// was written with would silently split entities, so it is recorded once and checked on
+// every start. The same record tells a fresh (or flushed) Redis apart: if it is missing while
+// PostgreSQL holds relation facts, Redis lost its data, and Tally enters recovery mode (reads
+// answer from PostgreSQL) until `npm run recover` has rebuilt the facts and counters.
 import type { Redis, Cluster } from 'ioredis';
+import { createRecoveryFlag } from '../recovery/recoveryFlag.js';
 import type { Keys } from './keys.js';
 
 export class DeploymentMismatchError extends Error {
   override name = 'DeploymentMismatchError';
 }
 
-export async function checkPartitionCount(redis: Redis | Cluster, keys: Keys): Promise<void> {
-  await redis.hsetnx(keys.meta(), 'partitions', keys.partitions);
+export interface DeploymentState {
+  /** True when this call found no record: a new deployment, or a Redis that lost its data. */
+  fresh: boolean;
+  /** True when reads must not trust Redis counters (recovery not finished). */
+  recovering: boolean;
+}
+
+export async function checkDeployment(
+  redis: Redis | Cluster,
+  keys: Keys,
+  hasDurableFacts: () => Promise<boolean>,
+): Promise<DeploymentState> {
+  const fresh = (await redis.hsetnx(keys.meta(), 'partitions', keys.partitions)) === 1;
   const recorded = Number(await redis.hget(keys.meta(), 'partitions'));
   if (recorded !== keys.partitions) {
     throw new DeploymentMismatchError(
@@ -17,4 +34,7 @@ export async function checkPartitionCount(redis: Redis | Cluster, keys: Keys): P
         'Changing the partition count is a data migration, not a configuration change.',
     );
   }
+  const flag = createRecoveryFlag(redis, keys);
+  if (fresh && (await hasDurableFacts())) await flag.set();
+  return { fresh, recovering: await flag.isOn() };
 }

@@ -70,6 +70,10 @@ export function createKeys(prefix: string, partitions: number) {
       `${prefix}idemu:${u(userPartition(userId, partitions))}:${userId}:${key}`,
     /** Deployment facts that must not change under running data (e.g. the partition count). */
     meta: () => `${prefix}meta:${SCHEMA}`,
+    /** Present while Redis is being rebuilt from PostgreSQL after losing its data. */
+    recovering: () => `${prefix}recovering`,
+    /** Progress of `npm run recover`, so an interrupted run resumes. */
+    recoveryProgress: () => `${prefix}recover:progress`,
     /** BullMQ's key prefix; the braces keep each queue's keys in one Cluster slot. */
     bullPrefix: () => `${prefix}{bull}`,
     /** Live consumers of a group (sorted set scored by heartbeat). */

@@ -1,18 +1,7 @@
 // A fresh, migrated database for one test file, cloned from the run's template.
 import { randomBytes } from 'node:crypto';
-import pg from 'pg';
 import { inject } from 'vitest';
-import { ADMIN_DATABASE_URL, databaseUrl } from './env.js';
-
-async function admin<T>(work: (client: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: ADMIN_DATABASE_URL });
-  await client.connect();
-  try {
-    return await work(client);
-  } finally {
-    await client.end();
-  }
-}
+import { admin, databaseUrl, dropDatabase } from './env.js';
 
 export interface TestDatabase {
   name: string;
@@ -28,6 +17,6 @@ export async function createTestDatabase(options: { empty?: boolean } = {}): Pro
   return {
     name,
     url: databaseUrl(name),
-    drop: () => admin((c) => c.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`)).then(() => {}),
+    drop: () => dropDatabase(name),
   };
 }

@@ -1,10 +1,9 @@
 // Once per run: a migrated template database that every test file clones (CREATE DATABASE …
 // TEMPLATE is a file copy: fast, and each file gets an isolated database). Dropped at the end,
 // with any clone a crashed file left behind.
-import pg from 'pg';
 import type { TestProject } from 'vitest/node';
 import { migrate } from '../../src/db/migrate.js';
-import { ADMIN_DATABASE_URL, databaseUrl } from './env.js';
+import { admin, databaseUrl, dropDatabase } from './env.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -14,17 +13,10 @@ declare module 'vitest' {
 }
 
 async function dropDatabases(prefix: string) {
-  const admin = new pg.Client({ connectionString: ADMIN_DATABASE_URL });
-  await admin.connect();
-  try {
-    const { rows } = await admin.query<{ datname: string }>(
-      "SELECT datname FROM pg_database WHERE datname LIKE $1 || '%'",
-      [prefix],
-    );
-    for (const { datname } of rows) await admin.query(`DROP DATABASE IF EXISTS "${datname}" WITH (FORCE)`);
-  } finally {
-    await admin.end();
-  }
+  const { rows } = await admin((c) =>
+    c.query<{ datname: string }>("SELECT datname FROM pg_database WHERE datname LIKE $1 || '%'", [prefix]),
+  );
+  for (const { datname } of rows) await dropDatabase(datname);
 }
 
 export default async function setup(project: TestProject) {

@@ -1,0 +1,94 @@
+// Load generation with autocannon, from the parent process (the server under test runs in
+// its own process). One helper for both shapes of run: a fixed duration (reads) and a fixed
+// number of requests (writes, where every request must be a distinct like).
+import autocannon from 'autocannon';
+
+export interface LoadOptions {
+  url: string;
+  connections: number;
+  /** A fixed-duration run… */
+  durationS?: number;
+  /** …or a fixed number of requests. */
+  amount?: number;
+  /** Static request body and headers (ignored when `next` builds each request). */
+  body?: string;
+  headers?: Record<string, string>;
+  /** Builds each request in turn: how the like scenario gives every request its own user and post. */
+  next?: () => { body: string; headers: Record<string, string> };
+  /** Every response must equal this body, or it counts as a mismatch. */
+  expectBody?: string;
+  /** Sees every response body (collecting bodies costs the generator a little). */
+  onBody?: (body: string) => void;
+}
+
+export interface LoadResult {
+  requests: number;
+  durationS: number;
+  rps: number;
+  p50Ms: number;
+  p99Ms: number;
+  /** Connection errors, timeouts, non-2xx answers and unexpected bodies, all together. */
+  failures: number;
+  /** performance.now() of the last answer. */
+  lastResponseAt: number;
+}
+
+export async function runLoad(options: LoadOptions): Promise<LoadResult> {
+  const { next, onBody } = options;
+  const started = performance.now();
+  let lastResponse = started;
+  const opts: autocannon.Options = {
+    url: `${options.url}/graphql`,
+    method: 'POST',
+    connections: options.connections,
+    ...(options.amount ? { amount: options.amount } : { duration: options.durationS ?? 5 }),
+    headers: { 'content-type': 'application/json', ...options.headers },
+    ...(options.body !== undefined ? { body: options.body } : {}),
+    ...(options.expectBody !== undefined ? { expectBody: options.expectBody } : {}),
+    ...(next || onBody
+      ? {
+          requests: [
+            {
+              ...(next && {
+                setupRequest: (request: autocannon.Request) => {
+                  const { body, headers } = next();
+                  return { ...request, body, headers: { ...request.headers, ...headers } };
+                },
+              }),
+              ...(onBody && { onResponse: (_status: number, body: string) => onBody(body) }),
+            },
+          ],
+        }
+      : {}),
+  };
+  const result = await new Promise<autocannon.Result>((resolve, reject) => {
+    const instance = autocannon(opts, (error, result) => (error ? reject(error) : resolve(result)));
+    instance.on('response', () => (lastResponse = performance.now()));
+  });
+  // Our own clock, up to the last answer: autocannon notices that a fixed-amount run is
+  // done only on its next 1 s tick, so its `duration` is rounded up to whole seconds.
+  const durationS = (lastResponse - started) / 1000;
+  const requests = result.requests.total;
+  return {
+    requests,
+    durationS,
+    rps: requests / durationS,
+    p50Ms: result.latency.p50,
+    p99Ms: result.latency.p99,
+    failures: result.errors + result.timeouts + result.non2xx + result.mismatches,
+    lastResponseAt: lastResponse,
+  };
+}
+
+/** One GraphQL request with fetch, for set-up and correctness checks outside the timed runs. */
+export async function gql<T = any>(url: string, query: string, variables: Record<string, unknown> = {}, token?: string) {
+  const res = await fetch(`${url}/graphql`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...(token && { authorization: `Bearer ${token}` }) },
+    body: JSON.stringify({ query, variables }),
+  });
+  const text = await res.text();
+  const json = JSON.parse(text) as { data?: T; errors?: { message: string }[] };
+  if (res.status !== 200 || json.errors) throw new Error(`GraphQL request failed (${res.status}): ${text.slice(0, 500)}`);
+  return { data: json.data as T, text };
+}

@@ -1,0 +1,31 @@
+// What a server asks of Redis, counted on its own connection (in its own process), so other
+// Redis clients on the machine cannot skew it: round trips = socket writes (Tally's
+// trackRoundTrips: with auto-pipelining, everything issued in one tick is one write) and
+// commands = calls of ioredis' sendCommand (pipelined commands included).
+import type { Redis } from 'ioredis';
+import { trackRoundTrips } from '../../src/redis/roundTrips.js';
+
+export interface RedisStats {
+  roundTrips: number;
+  commands: number;
+}
+
+export function trackCommands(redis: Redis): { readonly count: number } {
+  let count = 0;
+  const send = redis.sendCommand.bind(redis);
+  redis.sendCommand = (...args: Parameters<Redis['sendCommand']>) => {
+    count += 1;
+    return send(...args);
+  };
+  return {
+    get count() {
+      return count;
+    },
+  };
+}
+
+/** Stats of a connection the caller creates itself (Tally's app tracks round trips already). */
+export function trackRedis(redis: Redis, roundTrips = trackRoundTrips(redis)): () => RedisStats {
+  const commands = trackCommands(redis);
+  return () => ({ roundTrips: roundTrips.count, commands: commands.count });
+}

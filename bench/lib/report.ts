@@ -1,0 +1,53 @@
+// One table for every scenario, side by side, with the ratios that matter; and the full
+// results as JSON.
+import { mkdir, writeFile } from 'node:fs/promises';
+import { dirname } from 'node:path';
+
+export interface TableRow {
+  scenario: string;
+  server: string;
+  rps: number;
+  p50Ms: number;
+  p99Ms: number;
+  failures: number;
+  /** Redis round trips per request, one request at a time; and at full concurrency. */
+  rtAlone?: number;
+  rtLoaded?: number;
+  /** Redis commands per request. */
+  commands?: number;
+  check: string;
+  vs: string;
+}
+
+export interface Ratio {
+  label: string;
+  value: number;
+  detail: string;
+}
+
+export const times = (x: number) => `${x.toFixed(x >= 10 ? 0 : x >= 1 ? 1 : 2)}×`;
+const num = (x: number | undefined, digits = 0) => (x === undefined ? '-' : x.toFixed(digits));
+
+export function formatTable(rows: TableRow[], ratios: Ratio[]): string {
+  const header = ['scenario', 'server', 'req/s', 'p50 ms', 'p99 ms', 'failed', 'Redis RT/req alone', 'loaded', 'cmds/req', 'check', 'vs baseline'];
+  const cells = rows.map((r) => [
+    r.scenario, r.server, num(r.rps), num(r.p50Ms, 1), num(r.p99Ms, 1), String(r.failures),
+    num(r.rtAlone, 2), num(r.rtLoaded, 2), num(r.commands, 1), r.check, r.vs,
+  ]);
+  const widths = header.map((h, i) => Math.max(h.length, ...cells.map((c) => c[i]!.length)));
+  const numeric = new Set([2, 3, 4, 5, 6, 7, 8]);
+  const line = (c: string[]) => c.map((v, i) => (numeric.has(i) ? v.padStart(widths[i]!) : v.padEnd(widths[i]!))).join('  ').trimEnd();
+  const rule = widths.map((w) => '-'.repeat(w)).join('  ');
+  return [
+    line(header),
+    rule,
+    ...cells.map(line),
+    rule,
+    ...ratios.map((r) => `${r.label} = ${times(r.value)}  (${r.detail})`),
+  ].join('\n');
+}
+
+export async function writeResults(path: string, results: unknown): Promise<void> {
+  await mkdir(dirname(path), { recursive: true });
+  await writeFile(path, `${JSON.stringify(results, null, 2)}\n`);
+}

@@ -1,0 +1,116 @@
+// `npm run bench`: sets up its own PostgreSQL database and Redis key prefix, seeds a world
+// through Tally's write path, runs the scenarios (each server under test in a child process,
+// load generated here), prints one comparison table, writes bench/results/latest.json, and
+// removes everything it created.
+//
+// Env: BENCH_DURATION_S (timed run per feed case, default 6), BENCH_LIKES (likes per like
+// run, default 20000), TEST_DATABASE_URL / TEST_REDIS_URL (admin database and Redis, as for tests).
+import os from 'node:os';
+import { projectPath } from '../src/paths.js';
+import { createBenchEnv } from './lib/env.js';
+import { machineInfo } from './lib/machine.js';
+import { formatTable, times, writeResults, type Ratio, type TableRow } from './lib/report.js';
+import { FEED_POSTS, LIKE_TARGET_POSTS, USERS, seedWorld } from './lib/seed.js';
+import { FEED_CONNECTIONS, PAGE, runFeedScenario } from './scenarios/feed.js';
+import { runLikeScenario } from './scenarios/likes.js';
+
+const durationS = Number(process.env.BENCH_DURATION_S ?? 6);
+const warmupS = Math.min(2, durationS);
+const likes = Number(process.env.BENCH_LIKES ?? 20_000);
+if (!(durationS > 0) || !(likes > 0)) throw new Error('BENCH_DURATION_S and BENCH_LIKES must be positive numbers');
+
+const started = Date.now();
+const elapsed = () => `${((Date.now() - started) / 1000).toFixed(0)} s`;
+
+const env = await createBenchEnv();
+let cleaned: Promise<unknown> | null = null;
+const cleanup = () => (cleaned ??= env.cleanup());
+// Interrupted: the children exit on their own when their IPC channel closes; drop the data here.
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => void cleanup().finally(() => process.exit(130)));
+}
+
+try {
+  console.log(`bench: database ${env.databaseName}, Redis prefix ${env.redisKeyPrefix}`);
+  const serverEnv = {
+    NODE_ENV: 'production',
+    LOG_LEVEL: 'warn',
+    HOST: '127.0.0.1',
+    PORT: '0',
+    DATABASE_URL: env.databaseUrl,
+    REDIS_URL: env.redisUrl,
+    REDIS_KEY_PREFIX: env.redisKeyPrefix,
+    JWT_SECRET: 'bench-secret-0123456789abcdef0123456789',
+  };
+  const machine = await machineInfo(env.databaseUrl, env.redisUrl);
+
+  const world = await seedWorld(serverEnv);
+  console.log(`[${elapsed()}] seeded ${USERS} users, ${world.expected.size} posts, ${[...world.expected.values()].reduce((n, e) => n + e.likes + e.favs, 0)} likes and favs (flushed)`);
+
+  console.log(`[${elapsed()}] feed: ${PAGE} posts, ${FEED_CONNECTIONS} connections, ${warmupS} s warm-up + ${durationS} s each`);
+  const feed = await runFeedScenario({ serverEnv, world, durationS, warmupS });
+  console.log(`[${elapsed()}] likes: ${Math.min(likes, USERS * LIKE_TARGET_POSTS)} distinct (user, post) likes each`);
+  const like = await runLikeScenario({ serverEnv, world, likes });
+
+  const [floor, tallyFeed, naiveFeed] = feed;
+  const [tallyLikes, pgLikes, pgAsync] = like.runs;
+  const ratios: Ratio[] = [
+    { label: `Tally feed ${PAGE} / naive`, value: tallyFeed!.load.rps / naiveFeed!.load.rps, detail: `req/s; p99 ${naiveFeed!.load.p99Ms} ms naive vs ${tallyFeed!.load.p99Ms} ms Tally` },
+    { label: `Tally feed ${PAGE} / floor`, value: tallyFeed!.load.rps / floor!.load.rps, detail: 'req/s; the floor is HTTP + auth + Apollo with no data' },
+    { label: 'Tally likes/s / PostgreSQL', value: tallyLikes!.load.rps / pgLikes!.load.rps, detail: `p99 ${pgLikes!.load.p99Ms} ms PostgreSQL vs ${tallyLikes!.load.p99Ms} ms Tally` },
+    { label: 'Tally likes/s / PostgreSQL (synchronous_commit=off)', value: tallyLikes!.load.rps / pgAsync!.load.rps, detail: `p99 ${pgAsync!.load.p99Ms} ms vs ${tallyLikes!.load.p99Ms} ms` },
+  ];
+
+  const feedRow = (r: (typeof feed)[number], vs: string): TableRow => ({
+    scenario: r.query === 'floor' ? 'feed (floor)' : `feed ${PAGE}`,
+    server: r.name,
+    ...r.load,
+    rtAlone: r.redisAlone.roundTrips,
+    rtLoaded: r.redisLoaded.roundTrips,
+    commands: r.redisLoaded.commands,
+    check: r.query === 'floor' ? 'same body' : 'same page',
+    vs,
+  });
+  const likeRow = (r: (typeof like.runs)[number], vs: string): TableRow => ({
+    scenario: 'likes',
+    server: r.name,
+    ...r.load,
+    ...(r.redisLoaded && { rtLoaded: r.redisLoaded.roundTrips, commands: r.redisLoaded.commands }),
+    check: `${r.exact ? 'exact' : 'NOT EXACT'}${r.exactAfterS === null ? '' : ` ${r.exactAtFirstLook ? '≤' : ''}${r.exactAfterS.toFixed(1)} s after`}, ${r.changed}/${r.load.requests} changed`,
+    vs,
+  });
+  const table = formatTable(
+    [
+      feedRow(floor!, `${times(floor!.load.rps / tallyFeed!.load.rps)} Tally feed`),
+      feedRow(tallyFeed!, `${times(ratios[0]!.value)} naive`),
+      feedRow(naiveFeed!, 'baseline'),
+      likeRow(tallyLikes!, `${times(ratios[2]!.value)} PostgreSQL`),
+      likeRow(pgLikes!, 'baseline'),
+      likeRow(pgAsync!, `${times(pgAsync!.load.rps / pgLikes!.load.rps)} PostgreSQL`),
+    ],
+    ratios,
+  );
+  console.log(`\n${table}\n`);
+
+  const path = projectPath('bench/results/latest.json');
+  await writeResults(path, {
+    machine: { ...machine, loadAverageEnd: os.loadavg().map((x) => Number(x.toFixed(2))) },
+    settings: { durationS, warmupS, page: PAGE, feedConnections: FEED_CONNECTIONS, likeConnections: like.connections, likes: like.likes, users: USERS, feedPosts: FEED_POSTS, likeTargetPosts: LIKE_TARGET_POSTS },
+    roundTrips:
+      'Counted inside each server process on its API Redis connection and read over IPC (not from INFO, which other clients of ' +
+      'the same Redis would skew). Round trips = socket writes: Tally\'s app.redisRoundTrips.count (src/redis/roundTrips.ts), and ' +
+      'the same tracker on the naive server\'s connection. Commands = calls of ioredis sendCommand. "alone" = 20 sequential ' +
+      'requests; "loaded" = 128 requests at full concurrency (feed) or the whole like run, where commands issued in the same ' +
+      'tick share a write.',
+    feed,
+    likes: like.runs,
+    ratios: Object.fromEntries(ratios.map((r) => [r.label, Number(r.value.toFixed(3))])),
+    table,
+  });
+  console.log(`[${elapsed()}] results written to ${path}`);
+  if (!like.runs.every((r) => r.exact) || [...feed, ...like.runs].some((r) => r.load.failures > 0)) process.exitCode = 1;
+} finally {
+  const left = (await cleanup()) as { databasesLeft: number; keysLeft: number };
+  console.log(`[${elapsed()}] cleaned up: ${left.databasesLeft} database(s), ${left.keysLeft} key(s) left under ${env.redisKeyPrefix}`);
+  if (left.databasesLeft + left.keysLeft > 0) process.exitCode = 1;
+}

@@ -1,0 +1,86 @@
+// Reads of the durable relation facts: what answers when Redis cannot be trusted (recovery)
+// and what recovery itself copies back into Redis.
+import type { Db } from './client.js';
+
+export interface FactCounts {
+  entityId: number;
+  kind: string;
+  count: number;
+}
+
+export interface FactRow {
+  userId: number;
+  entityType: string;
+  entityId: number;
+  kind: string;
+}
+
+/** Keyset position in primary-key order (user_id, entity_type, entity_id, kind). */
+export type FactCursor = [userId: number, entityType: string, entityId: number, kind: string];
+
+export function createFactStore(db: Db) {
+  return {
+    async hasAny(): Promise<boolean> {
+      return (await db.relationFact.findFirst({ where: { active: true }, select: { userId: true } })) !== null;
+    },
+
+    /** Active facts per (entity, kind) for the given entities: one query. */
+    async counts(entityType: string, entityIds: readonly number[]): Promise<FactCounts[]> {
+      const rows = await db.relationFact.groupBy({
+        by: ['entityId', 'kind'],
+        where: { entityType, entityId: { in: [...entityIds] }, active: true },
+        _count: { _all: true },
+      });
+      return rows.map((r) => ({ entityId: Number(r.entityId), kind: r.kind, count: r._count._all }));
+    },
+
+    /** The kinds a user has active on each of the entities: one query. */
+    async activeFor(userId: number, entityType: string, entityIds: readonly number[]) {
+      const rows = await db.relationFact.findMany({
+        where: { userId, entityType, entityId: { in: [...entityIds] }, active: true },
+        select: { entityId: true, kind: true },
+      });
+      return rows.map((r) => ({ entityId: Number(r.entityId), kind: r.kind }));
+    },
+
+    /** A page of active facts after `cursor`, in primary-key order (for recovery). */
+    async activePage(after: FactCursor | null, limit: number): Promise<FactRow[]> {
+      const rows = await db.relationFact.findMany({
+        where: {
+          active: true,
+          ...(after && {
+            userId: { gte: after[0] }, // the index condition; the OR only trims ties
+            OR: [
+              { userId: { gt: after[0] } },
+              { userId: after[0], entityType: { gt: after[1] } },
+              { userId: after[0], entityType: after[1], entityId: { gt: after[2] } },
+              { userId: after[0], entityType: after[1], entityId: after[2], kind: { gt: after[3] } },
+            ],
+          }),
+        },
+        orderBy: [{ userId: 'asc' }, { entityType: 'asc' }, { entityId: 'asc' }, { kind: 'asc' }],
+        take: limit,
+        select: { userId: true, entityType: true, entityId: true, kind: true },
+      });
+      return rows.map((r) => ({ userId: Number(r.userId), entityType: r.entityType, entityId: Number(r.entityId), kind: r.kind }));
+    },
+
+    /** Every entity that has facts, a page at a time in id order (for recovery's rebuild). */
+    async entityPage(entityType: string, afterId: number, limit: number): Promise<number[]> {
+      const rows = await db.relationFact.findMany({
+        where: { entityType, entityId: { gt: afterId } },
+        distinct: ['entityId'],
+        orderBy: { entityId: 'asc' },
+        take: limit,
+        select: { entityId: true },
+      });
+      return rows.map((r) => Number(r.entityId));
+    },
+
+    async activeTotal(): Promise<number> {
+      return db.relationFact.count({ where: { active: true } });
+    },
+  };
+}
+
+export type FactStore = ReturnType<typeof createFactStore>;
