@@ -1,0 +1,116 @@
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PERSISTER_GROUP } from '../../src/relations/factPersister.js';
+import { startTestApp, type TestApp } from '../support/app.js';
+import { spawnTsx } from '../support/process.js';
+import { startRedisServer, type RedisServer } from '../support/redisServer.js';
+import { waitFor, waitUntil } from '../support/wait.js';
+
+// Redis loses everything (FLUSHALL) while the service runs; PostgreSQL keeps the facts.
+let server: RedisServer;
+let t: TestApp;
+let admin: Redis;
+
+beforeAll(async () => {
+  server = await startRedisServer();
+  admin = new Redis(server.url);
+  t = await startTestApp({ REDIS_URL: server.url, PARTITIONS: '4' });
+}, 30_000);
+afterAll(async () => {
+  await t?.stop();
+  admin?.disconnect();
+  await server?.stop();
+});
+
+const SET = 'mutation($i: SetLikeRelationInput!) { setLikeRelation(input: $i) { changed } }';
+const PAGE = `query($ids: [ID!]!) { posts(ids: $ids) { id counts { likes favs asOf } myState { liked faved } } }`;
+const USERS = Array.from({ length: 30 }, (_, i) => 200 + i);
+
+async function persisterCaughtUp(): Promise<boolean> {
+  for (let p = 0; p < 4; p++) {
+    const stream = t.app.keys.outbox(p);
+    if ((await admin.exists(stream)) === 0) continue;
+    const groups = (await admin.xinfo('GROUPS', stream)) as unknown[][];
+    const group = groups.find((g) => g[1] === PERSISTER_GROUP);
+    if (!group || group[group.indexOf('pending') + 1] !== 0 || group[group.indexOf('lag') + 1] !== 0) return false;
+  }
+  return true;
+}
+
+/** Every user's view of every post: counts (same for all) and their own state. */
+async function snapshot(postIds: string[], tokens: string[]) {
+  const views = await Promise.all(tokens.map((token) => t.gql(PAGE, { ids: postIds }, { token })));
+  return {
+    counts: views[0]!.data.posts.map((p: any) => ({ id: p.id, likes: p.counts.likes, favs: p.counts.favs })),
+    states: views.map((v) => v.data.posts.map((p: any) => p.myState)),
+    asOfs: views[0]!.data.posts.map((p: any) => p.counts.asOf),
+  };
+}
+
+describe('recovery after Redis lost its data', () => {
+  it('serves from PostgreSQL meanwhile, then npm run recover restores every count and myState', async () => {
+    const author = await t.token(1);
+    const postIds: string[] = [];
+    for (let i = 0; i < 12; i++) {
+      postIds.push((await t.gql('mutation { createPost(input: { title: "p", body: "b" }) { id } }', {}, { token: author })).data.createPost.id);
+    }
+    const tokens = await Promise.all(USERS.map((u) => t.token(u)));
+    // A workload with likes, favourites and unlikes.
+    await Promise.all(
+      USERS.flatMap((_, u) =>
+        postIds.flatMap((postId, i) => [
+          ...((u + i) % 3 === 0 ? [t.gql(SET, { i: { postId, active: true } }, { token: tokens[u] })] : []),
+          ...((u * i) % 7 === 1 ? [t.gql(SET, { i: { postId, active: true, kind: 'FAV' } }, { token: tokens[u] })] : []),
+        ]),
+      ),
+    );
+    await Promise.all(USERS.slice(0, 10).map((_, u) => t.gql(SET, { i: { postId: postIds[u]!, active: false } }, { token: tokens[u] })));
+    const lastWrite = Date.now();
+    await waitUntil(persisterCaughtUp, { what: 'the persister to catch up' });
+    await waitFor(() => snapshot(postIds, tokens.slice(0, 1)), (s) => s.asOfs.every((a: string | null) => a !== null && Date.parse(a) > lastWrite), { what: 'flushed counts' });
+    const before = await snapshot(postIds, tokens);
+    expect(before.counts.some((c: any) => c.likes > 5)).toBe(true);
+
+    await admin.flushall();
+
+    // The service notices (the deployment record is gone) and serves from PostgreSQL: the same
+    // answers, with no asOf, never zeros from an empty Redis.
+    await waitUntil(async () => (await admin.exists(t.app.keys.recovering())) === 1, { what: 'recovery mode', timeoutMs: 15_000 });
+    const during = await snapshot(postIds, tokens);
+    expect(during.counts).toEqual(before.counts);
+    expect(during.states).toEqual(before.states);
+    expect(during.asOfs.every((a: string | null) => a === null)).toBe(true);
+
+    // Changes made before recovery runs must survive it: they are newer than PostgreSQL's copy.
+    await t.gql(SET, { i: { postId: postIds[0]!, active: true } }, { token: tokens[0] }); // re-like
+    await t.gql(SET, { i: { postId: postIds[3]!, active: false } }, { token: tokens[3] }); // unlike
+    const after = structuredClone(before);
+    const flip = (u: number, p: number, liked: boolean) => {
+      if (after.states[u][p].liked !== liked) after.counts[p].likes += liked ? 1 : -1;
+      after.states[u][p].liked = liked;
+    };
+    flip(0, 0, true);
+    flip(3, 3, false);
+
+    const recover = spawnTsx('src/cli/recover.ts', [], {
+      DATABASE_URL: t.db.url,
+      REDIS_URL: server.url,
+      REDIS_KEY_PREFIX: t.app.config.redisKeyPrefix,
+      PARTITIONS: '4',
+      NODE_ENV: 'test',
+    });
+    expect(await recover.exited).toBe(0);
+    expect(recover.output()).toMatch(/recover facts.*100%/);
+    expect(recover.output()).toMatch(/recovered in/);
+    expect(await admin.exists(t.app.keys.recovering())).toBe(0);
+
+    const since = Date.now();
+    const restored = await waitFor(
+      () => snapshot(postIds, tokens),
+      (s) => s.asOfs.every((a: string | null) => a !== null && Date.parse(a) > since),
+      { what: 'counters served from Redis again', timeoutMs: 15_000 },
+    );
+    expect(restored.counts).toEqual(after.counts);
+    expect(restored.states).toEqual(after.states);
+  }, 90_000);
+});
