@@ -14,7 +14,9 @@ import { createContextFactory } from './graphql/context.js';
 import { createCursorCodec } from './graphql/cursor.js';
 import type { Services } from './graphql/services.js';
 import { createHttpServer } from './http/server.js';
+import { createRedisStreamsLog } from './events/redisStreams.js';
 import { createLogger } from './log.js';
+import { createMetrics } from './metrics.js';
 import { createRedis } from './redis/client.js';
 import { checkDeployment } from './redis/deployment.js';
 import { createKeys } from './redis/keys.js';
@@ -57,7 +59,10 @@ export function createApp(config: Config, options: AppOptions = {}) {
   const runsApi = config.role !== 'worker';
   const runsWorkers = config.role !== 'api';
 
-  const workers = runsWorkers ? createWorkers(config, keys, logger, db) : null;
+  // The event log as seen from this process, for its lag metric (workers consume their own).
+  const eventLogView = createRedisStreamsLog({ redis, keys, logger, batchSize: 1, leaseMs: config.consumerLeaseMs, retentionMs: config.eventRetentionMs });
+  const metrics = createMetrics({ lag: () => eventLogView.lag() });
+  const workers = runsWorkers ? createWorkers(config, keys, logger, db, metrics) : null;
   const lossWatch = createRedisLossWatch({
     redis,
     keys,
@@ -74,6 +79,7 @@ export function createApp(config: Config, options: AppOptions = {}) {
     apollo: runsApi ? apollo : null,
     context: createContextFactory(services),
     readiness,
+    metrics: async () => ({ contentType: metrics.registry.contentType, body: await metrics.registry.metrics() }),
     logger,
   });
   let url: string | null = null;
@@ -86,6 +92,7 @@ export function createApp(config: Config, options: AppOptions = {}) {
     redis,
     redisRoundTrips,
     services,
+    metrics,
     workers,
 
     async start(): Promise<{ url: string }> {

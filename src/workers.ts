@@ -11,12 +11,13 @@ import { createRedisStreamsLog } from './events/redisStreams.js';
 import { createFlushJobs } from './jobs/flushJobs.js';
 import { createRebuildWorker } from './jobs/rebuildJobs.js';
 import type { Logger } from './log.js';
+import type { Metrics } from './metrics.js';
 import { createRedis } from './redis/client.js';
 import type { Keys } from './redis/keys.js';
 import { withScripts } from './redis/scripts.js';
 import { createFactPersister } from './relations/factPersister.js';
 
-export function createWorkers(config: Config, keys: Keys, logger: Logger, db: Db) {
+export function createWorkers(config: Config, keys: Keys, logger: Logger, db: Db, metrics: Metrics) {
   const redis = withScripts(createRedis(config.redisUrl, logger, { connectionName: 'tally-worker' }));
   const jobsRedis = createRedis(config.redisUrl, logger, { connectionName: 'tally-jobs', forJobs: true });
   const flusher = createFlusher({ redis, keys });
@@ -32,7 +33,7 @@ export function createWorkers(config: Config, keys: Keys, logger: Logger, db: Db
   const aggregation = aggregator.subscribe(eventLog);
   const persistence = createFactPersister({ db, logger }).subscribe(eventLog);
   const rebuilder = createRebuilder({ redis, keys, lockMs: config.rebuildLockMs });
-  const rebuildWorker = createRebuildWorker({ connection: jobsRedis, keys, rebuilder, logger, lockMs: config.jobLockMs });
+  const rebuildWorker = createRebuildWorker({ connection: jobsRedis, keys, rebuilder, logger, lockMs: config.jobLockMs, metrics });
   const flushJobs = createFlushJobs({
     connection: jobsRedis,
     keys,
@@ -40,6 +41,9 @@ export function createWorkers(config: Config, keys: Keys, logger: Logger, db: Db
     intervalMs: config.flushIntervalMs,
     partitionsPerJob: config.flushPartitionsPerJob,
     logger,
+    onFlushed: ({ rebuilt }) => {
+      if (rebuilt > 0) metrics.rebuilds.inc({ via: 'flush', outcome: 'done' }, rebuilt);
+    },
   });
 
   return {

@@ -11,7 +11,7 @@ import { decodeOutboxEntry } from './outboxCodec.js';
 import { trimOutbox } from './outboxTrimmer.js';
 import { createPartitionAssignment } from './partitionAssignment.js';
 import { createStopSignal } from './stopSignal.js';
-import type { BatchHandler, EventLog, LogEntry, Subscription } from './types.js';
+import type { BatchHandler, EventLog, GroupLag, LogEntry, Subscription } from './types.js';
 
 export const OUTBOX_SOURCE = 'ob';
 
@@ -145,5 +145,26 @@ export function createRedisStreamsLog(options: RedisStreamsOptions): EventLog {
     };
   }
 
-  return { subscribe };
+  async function lag(): Promise<GroupLag[]> {
+    const perPartition = await Promise.all(
+      Array.from({ length: keys.partitions }, async (_, partition) => {
+        const stream = keys.outbox(partition);
+        if ((await redis.exists(stream)) === 0) return [];
+        const groups = (await redis.call('XINFO', 'GROUPS', stream)) as (string | number | null)[][];
+        return groups.map((flat) => {
+          const g: Record<string, string | number | null> = {};
+          for (let i = 0; i + 1 < flat.length; i += 2) g[String(flat[i])] = flat[i + 1] ?? null;
+          return {
+            group: String(g.name),
+            partition,
+            pending: Number(g.pending),
+            undelivered: g.lag === null || g.lag === undefined ? null : Number(g.lag),
+          };
+        });
+      }),
+    );
+    return perPartition.flat();
+  }
+
+  return { subscribe, lag };
 }

@@ -44,9 +44,21 @@ export interface Subscription {
   stop(): Promise<void>;
 }
 
+/** How far one consumer group is behind on one partition. */
+export interface GroupLag {
+  group: string;
+  partition: number;
+  /** Delivered to a member, not acknowledged yet. */
+  pending: number;
+  /** Not delivered to the group yet (null when the log cannot tell). */
+  undelivered: number | null;
+}
+
 export interface EventLog {
   /** Joins consumer `group`; every partition is handled by one member of the group at a time. */
   subscribe(group: string, handler: BatchHandler): Subscription;
+  /** Lag of every consumer group on every partition. */
+  lag(): Promise<GroupLag[]>;
 }
 
 /** Compares two log positions ("<hi>-<lo>"). */

@@ -16,6 +16,8 @@ export interface HttpDeps {
   context: (authorization: string | undefined) => Promise<GraphQLContext>;
   /** Resolves when every dependency answers; rejects with the reason otherwise. */
   readiness: () => Promise<void>;
+  /** Prometheus exposition: content type and text. */
+  metrics: () => Promise<{ contentType: string; body: string }>;
   logger: Logger;
 }
 
@@ -105,6 +107,11 @@ export function createHttpServer(deps: HttpDeps): Server {
           return sendJson(res, 200, { status: 'ok' });
         case '/readyz':
           return serveReadiness(deps, res);
+        case '/metrics': {
+          const { contentType, body } = await deps.metrics();
+          res.writeHead(200, { 'content-type': contentType });
+          return res.end(body);
+        }
         default:
           return sendJson(res, 404, { error: 'not found' });
       }

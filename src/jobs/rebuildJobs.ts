@@ -7,6 +7,7 @@ import { DelayedError, Queue, Worker, type ConnectionOptions } from 'bullmq';
 import { LRUCache } from 'lru-cache';
 import type { Rebuilder } from '../counters/rebuild.js';
 import type { Logger } from '../log.js';
+import type { Metrics } from '../metrics.js';
 import type { EntityRef, Keys } from '../redis/keys.js';
 
 export const REBUILD_QUEUE = 'tally-rebuild';
@@ -63,6 +64,7 @@ export interface RebuildWorkerOptions {
   logger: Logger;
   /** BullMQ job lock: a dead worker's job is retried after this long. */
   lockMs: number;
+  metrics: Metrics;
 }
 
 export function createRebuildWorker(options: RebuildWorkerOptions) {
@@ -73,12 +75,14 @@ export function createRebuildWorker(options: RebuildWorkerOptions) {
       const entity = job.data;
       const acquired = await rebuilder.acquire(entity);
       if (acquired.status !== 'acquired') {
+        options.metrics.rebuilds.inc({ via: 'job', outcome: acquired.status });
         // Not a failure: come back when the lock or the rate-limit window frees up.
         await job.moveToDelayed(Date.now() + acquired.retryInMs, token);
         throw new DelayedError();
       }
       try {
         const result = await rebuilder.rebuild(entity);
+        options.metrics.rebuilds.inc({ via: 'job', outcome: 'done' });
         logger.info({ entity: rebuildJobId(entity), counters: result.counters, watermark: result.watermark }, 'rebuilt counters');
         return result;
       } finally {

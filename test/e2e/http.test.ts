@@ -17,6 +17,16 @@ describe('HTTP endpoints', () => {
     expect(await ready.json()).toEqual({ status: 'ready' });
   });
 
+  it('exposes Prometheus metrics, with the event log lag of each consumer group and partition', async () => {
+    const res = await fetch(`${t.url}/metrics`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/text\/plain/);
+    const text = await res.text();
+    expect(text).toMatch(/tally_event_log_lag\{group="counter-agg",partition="0",state="pending"\} \d+/);
+    expect(text).toMatch(/tally_event_log_lag\{group="counter-facts",partition="15",state="undelivered"\} \d+/);
+    expect(text).toContain('tally_process_cpu_seconds_total');
+  });
+
   it('answers 404 for unknown paths', async () => {
     expect((await fetch(`${t.url}/nope`)).status).toBe(404);
   });

@@ -3,6 +3,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createRebuilder } from '../../src/counters/rebuild.js';
 import { REBUILD_QUEUE, createRebuildRequests, createRebuildWorker, rebuildBackoffMs, rebuildJobId } from '../../src/jobs/rebuildJobs.js';
 import { createLogger } from '../../src/log.js';
+import { createMetrics } from '../../src/metrics.js';
 import { createRedis } from '../../src/redis/client.js';
 import { createCounterFixture, type CounterFixture } from '../support/counterFixture.js';
 import { TEST_REDIS_URL } from '../support/env.js';
@@ -80,6 +81,7 @@ describe('a rebuild worker killed mid-rebuild', () => {
     await f.flusher.foldPartitions([0]);
     await f.redis.del(f.keys.counters({ type: 'post', id: 9 }));
 
+    const metrics = createMetrics({ lag: async () => [] });
     const dying = spawnTsx('test/fixtures/dyingRebuildWorker.ts', [], {
       PREFIX: f.prefix,
       PARTITIONS: String(f.partitions),
@@ -106,6 +108,7 @@ describe('a rebuild worker killed mid-rebuild', () => {
         rebuilder: createRebuilder({ redis: f.redis, keys: f.keys, lockMs: 1500 }),
         logger,
         lockMs: 1000,
+        metrics,
       });
       survivor.start();
       try {
@@ -120,6 +123,7 @@ describe('a rebuild worker killed mid-rebuild', () => {
       await aggregateUpTo();
       await f.flusher.foldPartitions([0]);
       expect((await f.sdsOf(9))?.[1]).toBe(15);
+      expect(await metrics.registry.getSingleMetricAsString('tally_rebuilds_total')).toMatch(/via="job",outcome="done"} 1/);
     } finally {
       await requests.close();
       await queue.close();
