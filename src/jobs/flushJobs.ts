@@ -1,16 +1,12 @@
 // The flush as BullMQ job schedulers: one scheduler per group of partitions fires every
-// FLUSH_INTERVAL_MS; whichever worker takes the job folds those partitions. Schedulers are
-// upserted on start, so a changed interval or grouping replaces the old ones.
-import { Queue, Worker, type ConnectionOptions } from 'bullmq';
-import type { Logger } from 'pino';
+// FLUSH_INTERVAL_MS; whichever worker takes the job folds those partitions.
+import type { ConnectionOptions } from 'bullmq';
 import type { Flusher } from '../counters/flush.js';
+import type { Logger } from '../log.js';
 import type { Keys } from '../redis/keys.js';
+import { createScheduledJobs } from './scheduledJobs.js';
 
 export const FLUSH_QUEUE = 'tally-flush';
-
-export interface FlushJobData {
-  partitions: number[];
-}
 
 /** Partitions 0..P-1 cut into groups of `size`: one scheduler each. */
 export function partitionGroups(partitions: number, size: number): number[][] {
@@ -28,58 +24,24 @@ export interface FlushJobsOptions {
   intervalMs: number;
   partitionsPerJob: number;
   logger: Logger;
-  /** Called after each completed flush job (metrics, tests). */
+  /** Called after each completed flush job (metrics). */
   onFlushed?: (result: { partitions: number[]; folded: number; rebuilt: number; ms: number }) => void;
 }
 
 export function createFlushJobs(options: FlushJobsOptions) {
-  const { connection, keys, flusher, logger } = options;
-  const prefix = keys.bullPrefix();
-  const groups = partitionGroups(keys.partitions, options.partitionsPerJob);
-  let closing = false;
-
-  const queue = new Queue<FlushJobData>(FLUSH_QUEUE, { connection, prefix });
-  queue.on('error', (error) => logger.warn({ err: error }, 'flush queue error'));
-  const worker = new Worker<FlushJobData>(
-    FLUSH_QUEUE,
-    async (job) => {
+  const groups = partitionGroups(options.keys.partitions, options.partitionsPerJob);
+  return createScheduledJobs<{ partitions: number[] }>({
+    queue: FLUSH_QUEUE,
+    connection: options.connection,
+    keys: options.keys,
+    logger: options.logger,
+    schedules: groups.map((partitions, i) => ({ id: `flush:${i}`, everyMs: options.intervalMs, data: { partitions } })),
+    async run({ partitions }, shouldStop) {
       const started = Date.now();
-      // Between fold calls on shutdown: the pass resumes on the next run, nothing is lost.
-      const result = await flusher.foldPartitions(job.data.partitions, { shouldStop: () => closing });
-      options.onFlushed?.({ partitions: job.data.partitions, folded: result.folded, rebuilt: result.rebuilt, ms: Date.now() - started });
+      // On shutdown, stop between fold calls: the pass resumes on the next run, nothing is lost.
+      const result = await options.flusher.foldPartitions(partitions, { shouldStop });
+      options.onFlushed?.({ partitions, folded: result.folded, rebuilt: result.rebuilt, ms: Date.now() - started });
       return result;
     },
-    { connection, prefix, concurrency: Math.max(1, groups.length), autorun: false },
-  );
-  worker.on('failed', (job, error) => logger.error({ err: error, job: job?.id }, 'flush job failed'));
-  worker.on('error', (error) => logger.error({ err: error }, 'flush worker error'));
-
-  let running = false;
-
-  return {
-    /** Upserts the schedulers (again: safe to call more than once) and starts the worker. */
-    async start() {
-      const wanted = new Set(groups.map((_, i) => `flush:${i}`));
-      for (const scheduler of await queue.getJobSchedulers()) {
-        if (!wanted.has(scheduler.key)) await queue.removeJobScheduler(scheduler.key);
-      }
-      for (const [i, partitions] of groups.entries()) {
-        await queue.upsertJobScheduler(
-          `flush:${i}`,
-          { every: options.intervalMs },
-          { name: 'flush', data: { partitions }, opts: { removeOnComplete: true, removeOnFail: 100 } },
-        );
-      }
-      if (!running) {
-        running = true;
-        void worker.run();
-      }
-    },
-
-    async stop() {
-      closing = true;
-      await worker.close();
-      await queue.close();
-    },
-  };
+  });
 }

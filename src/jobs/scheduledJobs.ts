@@ -1,0 +1,68 @@
+// Recurring work on BullMQ: a queue whose job schedulers (`upsertJobScheduler`, every N ms)
+// are the only producers, and the worker that runs them. `start` upserts the schedulers and
+// removes ones no longer wanted, so it is safe to call again (e.g. after Redis lost its data).
+import { Queue, Worker, type ConnectionOptions } from 'bullmq';
+import type { Logger } from '../log.js';
+import type { Keys } from '../redis/keys.js';
+
+export interface Schedule<T> {
+  id: string;
+  everyMs: number;
+  data: T;
+}
+
+export interface ScheduledJobsOptions<T> {
+  queue: string;
+  connection: ConnectionOptions;
+  keys: Keys;
+  logger: Logger;
+  schedules: Schedule<T>[];
+  /** Runs one job; `shouldStop` turns true when the process is shutting down. */
+  run(data: T, shouldStop: () => boolean): Promise<unknown>;
+}
+
+export function createScheduledJobs<T>(options: ScheduledJobsOptions<T>) {
+  const { connection, logger } = options;
+  const prefix = options.keys.bullPrefix();
+  let closing = false;
+  let running = false;
+
+  // Untyped: a generic T would defer BullMQ's conditional name types; only schedulers add jobs.
+  const queue = new Queue(options.queue, { connection, prefix });
+  queue.on('error', (error) => logger.warn({ err: error, queue: options.queue }, 'queue error'));
+  const worker = new Worker<T>(options.queue, (job) => options.run(job.data, () => closing), {
+    connection,
+    prefix,
+    concurrency: Math.max(1, options.schedules.length),
+    autorun: false,
+  });
+  worker.on('failed', (job, error) => logger.error({ err: error, queue: options.queue, job: job?.id }, 'job failed'));
+  worker.on('error', (error) => logger.error({ err: error, queue: options.queue }, 'worker error'));
+
+  return {
+    async start() {
+      const wanted = new Set(options.schedules.map((s) => s.id));
+      for (const scheduler of await queue.getJobSchedulers()) {
+        if (!wanted.has(scheduler.key)) await queue.removeJobScheduler(scheduler.key);
+      }
+      for (const schedule of options.schedules) {
+        await queue.upsertJobScheduler(
+          schedule.id,
+          { every: schedule.everyMs },
+          { name: schedule.id, data: schedule.data, opts: { removeOnComplete: true, removeOnFail: 100 } },
+        );
+      }
+      if (!running) {
+        running = true;
+        void worker.run();
+      }
+    },
+
+    /** Lets the running jobs finish (they see `shouldStop`), then closes. */
+    async stop() {
+      closing = true;
+      await worker.close();
+      await queue.close();
+    },
+  };
+}
