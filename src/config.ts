@@ -35,6 +35,10 @@ export interface Config {
   jobLockMs: number;
   /** Hold on one entity while a worker rebuilds its counters. */
   rebuildLockMs: number;
+  /** How often reconciliation compares counters, bitmaps and PostgreSQL. */
+  reconcileIntervalMs: number;
+  /** Random posts reconciliation checks each run, besides the recently active ones. */
+  reconcileSample: number;
 }
 
 export class ConfigError extends Error {
@@ -108,6 +112,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     postCacheTtlMs: integer('POST_CACHE_TTL_MS', 30_000, 0, 3_600_000),
     jobLockMs: integer('JOB_LOCK_MS', 30_000, 1000, 600_000),
     rebuildLockMs: integer('REBUILD_LOCK_MS', 5000, 100, 600_000),
+    reconcileIntervalMs: integer('RECONCILE_INTERVAL_MS', 300_000, 1000, 86_400_000),
+    reconcileSample: integer('RECONCILE_SAMPLE', 200, 0, 100_000),
   };
   if (/[{}\s]/.test(config.redisKeyPrefix)) {
     problems.push('REDIS_KEY_PREFIX must not contain braces or whitespace (braces would break hash tags)');

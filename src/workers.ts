@@ -1,21 +1,27 @@
 // The background side of a process (ROLE=all or worker): the aggregator and the fact
-// persister consuming the event log, and the flush jobs folding aggregates into counters.
-// Its own Redis connections, so worker traffic never queues behind (or counts as) the API's
-// round trips.
+// persister consuming the event log, the flush jobs folding aggregates into counters, the
+// rebuild worker, and reconciliation. Its own Redis connections, so worker traffic never
+// queues behind (or counts as) the API's round trips.
 import type { Config } from './config.js';
 import type { Db } from './db/client.js';
 import { createAggregator } from './counters/aggregator.js';
 import { createFlusher } from './counters/flush.js';
 import { createRebuilder } from './counters/rebuild.js';
+import { createReconciler } from './counters/reconcile.js';
+import { createFactStore } from './db/facts.js';
+import { createPostStore } from './db/posts.js';
 import { createRedisStreamsLog } from './events/redisStreams.js';
 import { createFlushJobs } from './jobs/flushJobs.js';
-import { createRebuildWorker } from './jobs/rebuildJobs.js';
+import { createRebuildRequests, createRebuildWorker } from './jobs/rebuildJobs.js';
+import { createScheduledJobs } from './jobs/scheduledJobs.js';
 import type { Logger } from './log.js';
 import type { Metrics } from './metrics.js';
 import { createRedis } from './redis/client.js';
 import type { Keys } from './redis/keys.js';
 import { withScripts } from './redis/scripts.js';
 import { createFactPersister } from './relations/factPersister.js';
+
+export const RECONCILE_QUEUE = 'tally-reconcile';
 
 export function createWorkers(config: Config, keys: Keys, logger: Logger, db: Db, metrics: Metrics) {
   const redis = withScripts(createRedis(config.redisUrl, logger, { connectionName: 'tally-worker' }));
@@ -34,6 +40,26 @@ export function createWorkers(config: Config, keys: Keys, logger: Logger, db: Db
   const persistence = createFactPersister({ db, logger }).subscribe(eventLog);
   const rebuilder = createRebuilder({ redis, keys, lockMs: config.rebuildLockMs });
   const rebuildWorker = createRebuildWorker({ connection: jobsRedis, keys, rebuilder, logger, lockMs: config.jobLockMs, metrics });
+  const rebuildRequests = createRebuildRequests(jobsRedis, keys, logger);
+  const reconciler = createReconciler({
+    redis,
+    keys,
+    facts: createFactStore(db),
+    posts: createPostStore(db),
+    eventLog,
+    requestRebuild: rebuildRequests.request,
+    metrics,
+    logger,
+    sampleSize: config.reconcileSample,
+  });
+  const reconcileJobs = createScheduledJobs({
+    queue: RECONCILE_QUEUE,
+    connection: jobsRedis,
+    keys,
+    logger,
+    schedules: [{ id: 'reconcile', everyMs: config.reconcileIntervalMs, data: {} }],
+    run: () => reconciler.run(),
+  });
   const flushJobs = createFlushJobs({
     connection: jobsRedis,
     keys,
@@ -54,20 +80,28 @@ export function createWorkers(config: Config, keys: Keys, logger: Logger, db: Db
     rebuildWorker,
     eventLog,
 
+    reconciler,
+
     /** Job schedulers live in Redis: after Redis lost its data they must be created again. */
-    recreateSchedules: () => flushJobs.start(),
+    async recreateSchedules() {
+      await flushJobs.start();
+      await reconcileJobs.start();
+    },
 
     async start() {
       await aggregation.start();
       await persistence.start();
       await flushJobs.start();
+      await reconcileJobs.start();
       rebuildWorker.start();
     },
 
     /** Finishes the batch and the fold in hand, acknowledges, then closes connections. */
     async stop() {
       await rebuildWorker.stop();
+      await reconcileJobs.stop();
       await flushJobs.stop();
+      await rebuildRequests.close();
       await persistence.stop();
       await aggregation.stop();
       jobsRedis.disconnect();

@@ -49,6 +49,16 @@ export function createPostStore(db: Db) {
       return rows[0] ? toPost(rows[0]) : null;
     },
 
+    /** Up to `n` live posts picked at random (ids drawn from the id range: no table scan). */
+    async randomLiveIds(n: number): Promise<number[]> {
+      const { _min, _max } = await db.post.aggregate({ _min: { id: true }, _max: { id: true } });
+      if (_min.id === null || _max.id === null) return [];
+      const [low, high] = [Number(_min.id), Number(_max.id)];
+      const ids = Array.from({ length: n }, () => low + Math.floor(Math.random() * (high - low + 1)));
+      const rows = await db.post.findMany({ where: { id: { in: [...new Set(ids)] }, ...LIVE }, select: { id: true } });
+      return rows.map((r) => Number(r.id));
+    },
+
     /** Live posts among `ids`, in no particular order. */
     async liveByIds(ids: readonly number[]): Promise<PostModel[]> {
       const rows = await db.post.findMany({ where: { id: { in: [...ids] }, ...LIVE } });

@@ -43,6 +43,7 @@ export interface ScriptCommands {
   countFromFacts(...args: Arg[]): Promise<[number, number, number]>;
   rebuildCounters(...args: Arg[]): Promise<[number, number, number, number, number, string]>;
   acquireRebuild(...args: Arg[]): Promise<[number, number?] | number>;
+  inspectCounters(...args: Arg[]): Promise<number[]>;
   renewLease(key: string, holder: string, ms: number): Promise<number>;
   releaseLease(key: string, holder: string): Promise<number>;
 }
