@@ -5,6 +5,7 @@
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
+import { HISTORY_FIELD } from '../redis/deployment.js';
 import type { Keys } from '../redis/keys.js';
 import type { ScriptedRedis } from '../redis/scripts.js';
 import { decodeOutboxEntry } from './outboxCodec.js';
@@ -14,6 +15,7 @@ import { createStopSignal } from './stopSignal.js';
 import type { BatchHandler, EventLog, GroupLag, LogEntry, Subscription } from './types.js';
 
 export const OUTBOX_SOURCE = 'ob';
+const HISTORY_PAGE = 2000;
 
 export interface RedisStreamsOptions {
   redis: ScriptedRedis;
@@ -101,7 +103,9 @@ export function createRedisStreamsLog(options: RedisStreamsOptions): EventLog {
             failures = 0;
             if (Date.now() - lastTrim > trimIntervalMs) {
               lastTrim = Date.now();
-              await trimOutbox(redis, stream, options.retentionMs);
+              if ((await trimOutbox(redis, stream, options.retentionMs)) > 0) {
+                await redis.hset(keys.meta(), HISTORY_FIELD, 'trimmed');
+              }
             }
             if (raw.length < batchSize && reclaimCursor === null) await signal.sleep(idlePollMs);
           } catch (error) {
@@ -166,5 +170,20 @@ export function createRedisStreamsLog(options: RedisStreamsOptions): EventLog {
     return perPartition.flat();
   }
 
-  return { subscribe, lag };
+  async function readHistory(partition: number, onEntries: (entries: LogEntry[]) => Promise<void>) {
+    let start = '-';
+    for (;;) {
+      const raw = (await redis.xrange(keys.outbox(partition), start, '+', 'COUNT', HISTORY_PAGE)) as StreamEntry[];
+      if (raw.length === 0) return;
+      await onEntries(toEntries(partition, raw).entries);
+      start = `(${raw.at(-1)![0]}`;
+    }
+  }
+
+  return {
+    subscribe,
+    lag,
+    readHistory,
+    historyComplete: async () => (await redis.hget(keys.meta(), HISTORY_FIELD)) === 'complete',
+  };
 }

@@ -59,6 +59,10 @@ export interface EventLog {
   subscribe(group: string, handler: BatchHandler): Subscription;
   /** Lag of every consumer group on every partition. */
   lag(): Promise<GroupLag[]>;
+  /** Whether the log still holds every event since the deployment began (nothing trimmed). */
+  historyComplete(): Promise<boolean>;
+  /** Reads a partition's retained events from the earliest, in order, up to the current end. */
+  readHistory(partition: number, onEntries: (entries: LogEntry[]) => Promise<void>): Promise<void>;
 }
 
 /** Compares two log positions ("<hi>-<lo>"). */

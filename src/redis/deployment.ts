@@ -10,6 +10,9 @@ import type { Redis, Cluster } from 'ioredis';
 import { createRecoveryFlag } from '../recovery/recoveryFlag.js';
 import type { Keys } from './keys.js';
 
+/** Field of the deployment record: 'complete' while the event log holds every event ever written. */
+export const HISTORY_FIELD = 'history';
+
 export class DeploymentMismatchError extends Error {
   override name = 'DeploymentMismatchError';
 }
@@ -35,6 +38,11 @@ export async function checkDeployment(
     );
   }
   const flag = createRecoveryFlag(redis, keys);
-  if (fresh && (await hasDurableFacts())) await flag.set();
+  if (fresh) {
+    // A first start holds the whole event history from here on; a Redis that lost its data
+    // does not (and must be recovered from PostgreSQL).
+    if (await hasDurableFacts()) await flag.set();
+    else await redis.hsetnx(keys.meta(), HISTORY_FIELD, 'complete');
+  }
   return { fresh, recovering: await flag.isOn() };
 }

@@ -30,6 +30,10 @@ export function createKeys(prefix: string, partitions: number) {
     flushed: (n: number) => `${prefix}flushed:${p(n)}`,
     /** Per-entity rebuild watermarks: events at or below are already in the counters. */
     rebuilt: (n: number) => `${prefix}rw:${p(n)}`,
+    /** Entities replay recomputed and has not switched yet. */
+    replayedEntities: (n: number) => `${prefix}rpl:${p(n)}:entities`,
+    /** Prefix of replay's per-entity sums (hash: SDS index -> count). */
+    replayedPrefix: (n: number) => `${prefix}rpl:${p(n)}:${SCHEMA}:`,
     /** Consumer lease of one partition for one group. */
     lease: (n: number, group: string) => `${prefix}lease:${p(n)}:${group}`,
     // Prefixes for keys a script builds per entity (`<prefix><type>:<id>`).

@@ -44,6 +44,7 @@ export interface ScriptCommands {
   rebuildCounters(...args: Arg[]): Promise<[number, number, number, number, number, string]>;
   acquireRebuild(...args: Arg[]): Promise<[number, number?] | number>;
   inspectCounters(...args: Arg[]): Promise<number[]>;
+  switchReplayedCounters(...args: Arg[]): Promise<[number, number] | number>;
   renewLease(key: string, holder: string, ms: number): Promise<number>;
   releaseLease(key: string, holder: string): Promise<number>;
 }

@@ -1,0 +1,86 @@
+// Replay (`npm run replay`): recomputes every entity's counters from the event log's history
+// into a fresh set of keys, then switches each entity to them atomically (see
+// lua/switchReplayedCounters-4.lua) while the service keeps running. For when counters are
+// known to be corrupt and the bitmaps cannot be trusted either; it needs the log's whole
+// history, so it refuses when events were ever trimmed (use rebuild or recovery then).
+import type { EventLog } from '../events/types.js';
+import type { Keys } from '../redis/keys.js';
+import type { ScriptedRedis } from '../redis/scripts.js';
+
+const SWITCH_BATCH = 500;
+/** Sums of an interrupted replay expire on their own. */
+const SUMS_TTL_S = 24 * 3600;
+
+export class ReplayRefused extends Error {
+  override name = 'ReplayRefused';
+}
+
+export interface ReplayProgress {
+  partition: number;
+  events: number;
+  switched: number;
+}
+
+export function createReplay(deps: { redis: ScriptedRedis; keys: Keys; eventLog: EventLog }) {
+  const { redis, keys, eventLog } = deps;
+
+  /** Drops what an interrupted earlier replay of this partition left behind. */
+  async function clearSums(p: number) {
+    const entities = await redis.smembers(keys.replayedEntities(p));
+    for (let i = 0; i < entities.length; i += 1000) {
+      await redis.del(...entities.slice(i, i + 1000).map((e) => keys.replayedPrefix(p) + e));
+    }
+    await redis.del(keys.replayedEntities(p));
+  }
+
+  async function replayPartition(p: number, report: (progress: ReplayProgress) => void) {
+    await clearSums(p);
+    let through: string | null = null;
+    let events = 0;
+    await eventLog.readHistory(p, async (entries) => {
+      const sums = new Map<string, Map<number, number>>();
+      for (const { event } of entries) {
+        const entity = `${event.entityType}:${event.entityId}`;
+        const fields = sums.get(entity) ?? new Map<number, number>();
+        fields.set(event.idx, (fields.get(event.idx) ?? 0) + event.delta);
+        sums.set(entity, fields);
+        through = event.id;
+      }
+      const writes: Promise<unknown>[] = [];
+      for (const [entity, fields] of sums) {
+        const key = keys.replayedPrefix(p) + entity;
+        writes.push(redis.sadd(keys.replayedEntities(p), entity));
+        for (const [idx, delta] of fields) writes.push(redis.hincrby(key, String(idx), delta));
+        writes.push(redis.expire(key, SUMS_TTL_S));
+      }
+      await Promise.all(writes);
+      events += entries.length;
+      report({ partition: p, events, switched: 0 });
+    });
+    if (through === null) return;
+
+    let switched = 0;
+    for (;;) {
+      const reply = await redis.switchReplayedCounters(
+        keys.replayedEntities(p), keys.aggState(p), keys.outbox(p), keys.rebuilt(p),
+        through, SWITCH_BATCH, keys.replayedPrefix(p), keys.countersPrefix(p), keys.aggPrefix(p),
+      );
+      if (!Array.isArray(reply)) throw new Error(`switchReplayedCounters refused its arguments (code ${reply})`);
+      switched += reply[0];
+      report({ partition: p, events, switched });
+      if (reply[1] === 0) return;
+    }
+  }
+
+  return {
+    async run(options: { onProgress?: (progress: ReplayProgress) => void } = {}) {
+      if (!(await eventLog.historyComplete())) {
+        throw new ReplayRefused(
+          'the event log no longer holds the whole history (events were trimmed, or Redis lost its data), ' +
+            'so a replay would count only part of it. Rebuild from the facts instead (reconciliation does it, or `npm run recover`).',
+        );
+      }
+      for (let p = 0; p < keys.partitions; p++) await replayPartition(p, options.onProgress ?? (() => {}));
+    },
+  };
+}
