@@ -33,8 +33,9 @@ interface SavedProgress {
 
 const PAGE = 2000;
 
-export function createRecovery(deps: { redis: ScriptedRedis; keys: Keys; facts: FactStore; logger: Logger }) {
+export function createRecovery(deps: { redis: ScriptedRedis; keys: Keys; facts: FactStore; logger: Logger; pageSize?: number }) {
   const { redis, keys, facts } = deps;
+  const pageSize = deps.pageSize ?? PAGE;
   const flag = createRecoveryFlag(redis, keys);
   const rebuilder = createRebuilder({ redis, keys, lockMs: 10_000 });
 
@@ -53,7 +54,7 @@ export function createRecovery(deps: { redis: ScriptedRedis; keys: Keys; facts: 
     const total = await facts.activeTotal();
     report({ step: 'facts', done, total });
     for (;;) {
-      const page = await facts.activePage(cursor, PAGE);
+      const page = await facts.activePage(cursor, pageSize);
       if (page.length === 0) break;
       // Auto-pipelining sends the page's writes together.
       await Promise.all(page.map((f) => setFact(f.kind, { type: f.entityType, id: f.entityId }, f.userId, true)));
@@ -72,7 +73,7 @@ export function createRecovery(deps: { redis: ScriptedRedis; keys: Keys; facts: 
     for (let p = 0; p < keys.partitions; p++) {
       let start = '-';
       for (;;) {
-        const entries = (await redis.xrange(keys.outbox(p), start, '+', 'COUNT', PAGE)) as [string, string[]][];
+        const entries = (await redis.xrange(keys.outbox(p), start, '+', 'COUNT', pageSize)) as [string, string[]][];
         if (entries.length === 0) break;
         // In stream order: a later change of the same fact must land last.
         for (const [id, fields] of entries) {
@@ -98,14 +99,14 @@ export function createRecovery(deps: { redis: ScriptedRedis; keys: Keys; facts: 
     };
     let after = 0;
     for (;;) {
-      const ids = await facts.entityPage(POST, after, PAGE);
+      const ids = await facts.entityPage(POST, after, pageSize);
       if (ids.length === 0) break;
       await rebuild(ids);
       for (const id of ids) touched.delete(id);
       after = ids.at(-1)!;
     }
     const rest = [...touched];
-    for (let i = 0; i < rest.length; i += PAGE) await rebuild(rest.slice(i, i + PAGE));
+    for (let i = 0; i < rest.length; i += pageSize) await rebuild(rest.slice(i, i + pageSize));
   }
 
   return {
