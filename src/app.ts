@@ -14,7 +14,7 @@ import { createContextFactory } from './graphql/context.js';
 import { createCursorCodec } from './graphql/cursor.js';
 import type { Services } from './graphql/services.js';
 import { createHttpServer } from './http/server.js';
-import { createRedisStreamsLog } from './events/redisStreams.js';
+import { createEventLog } from './events/eventLog.js';
 import { createLogger } from './log.js';
 import { createMetrics } from './metrics.js';
 import { createRedis } from './redis/client.js';
@@ -60,7 +60,7 @@ export function createApp(config: Config, options: AppOptions = {}) {
   const runsWorkers = config.role !== 'api';
 
   // The event log as seen from this process, for its lag metric (workers consume their own).
-  const eventLogView = createRedisStreamsLog({ redis, keys, logger, batchSize: 1, leaseMs: config.consumerLeaseMs, retentionMs: config.eventRetentionMs });
+  const eventLogView = createEventLog(config, redis, keys, logger);
   const metrics = createMetrics({ lag: () => eventLogView.lag() });
   const workers = runsWorkers ? createWorkers(config, keys, logger, db, metrics) : null;
   const lossWatch = createRedisLossWatch({

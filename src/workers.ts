@@ -10,7 +10,7 @@ import { createRebuilder } from './counters/rebuild.js';
 import { createReconciler } from './counters/reconcile.js';
 import { createFactStore } from './db/facts.js';
 import { createPostStore } from './db/posts.js';
-import { createRedisStreamsLog } from './events/redisStreams.js';
+import { createEventLog } from './events/eventLog.js';
 import { createFlushJobs } from './jobs/flushJobs.js';
 import { createRebuildRequests, createRebuildWorker } from './jobs/rebuildJobs.js';
 import { createScheduledJobs } from './jobs/scheduledJobs.js';
@@ -28,14 +28,7 @@ export function createWorkers(config: Config, keys: Keys, logger: Logger, db: Db
   const jobsRedis = createRedis(config.redisUrl, logger, { connectionName: 'tally-jobs', forJobs: true });
   const flusher = createFlusher({ redis, keys });
   const aggregator = createAggregator({ redis, keys, logger });
-  const eventLog = createRedisStreamsLog({
-    redis,
-    keys,
-    logger,
-    batchSize: config.aggregatorBatchSize,
-    leaseMs: config.consumerLeaseMs,
-    retentionMs: config.eventRetentionMs,
-  });
+  const eventLog = createEventLog(config, redis, keys, logger);
   const aggregation = aggregator.subscribe(eventLog);
   const persistence = createFactPersister({ db, logger }).subscribe(eventLog);
   const rebuilder = createRebuilder({ redis, keys, lockMs: config.rebuildLockMs });

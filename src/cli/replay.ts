@@ -1,7 +1,7 @@
 // `npm run replay`: recomputes counters from the event log's history and switches to them.
 import { loadConfig } from '../config.js';
 import { ReplayRefused, createReplay } from '../counters/replay.js';
-import { createRedisStreamsLog } from '../events/redisStreams.js';
+import { createEventLog } from '../events/eventLog.js';
 import { createLogger } from '../log.js';
 import { createRedis } from '../redis/client.js';
 import { createKeys } from '../redis/keys.js';
@@ -12,14 +12,7 @@ const config = loadConfig();
 const logger = createLogger(config);
 const redis = withScripts(createRedis(config.redisUrl, logger));
 const keys = createKeys(config.redisKeyPrefix, config.partitions);
-const eventLog = createRedisStreamsLog({
-  redis,
-  keys,
-  logger,
-  batchSize: config.aggregatorBatchSize,
-  leaseMs: config.consumerLeaseMs,
-  retentionMs: config.eventRetentionMs,
-});
+const eventLog = createEventLog(config, redis, keys, logger);
 const bar = createProgressBar('replay');
 try {
   const started = Date.now();

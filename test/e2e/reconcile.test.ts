@@ -19,9 +19,7 @@ const READ = 'query($ids: [ID!]!) { posts(ids: $ids) { id counts { likes asOf } 
 
 describe('reconciliation', () => {
   it('finds and repairs counter drift, reports fact drift, and raises no false alarm while writes go on', async () => {
-    const author = await t.token(1);
-    const ids: string[] = [];
-    for (let i = 0; i < 8; i++) ids.push((await t.gql('mutation { createPost(input: { title: "p", body: "b" }) { id } }', {}, { token: author })).data.createPost.id);
+    const ids = await t.createPosts(8);
     const tokens = await Promise.all(Array.from({ length: 20 }, (_, u) => t.token(300 + u)));
     await Promise.all(ids.flatMap((postId, i) => tokens.slice(0, 5 + i).map((token) => t.gql(SET, { i: { postId, active: true } }, { token }))));
     const written = Date.now();

@@ -49,11 +49,7 @@ async function snapshot(postIds: string[], tokens: string[]) {
 
 describe('recovery after Redis lost its data', () => {
   it('serves from PostgreSQL meanwhile, then npm run recover restores every count and myState', async () => {
-    const author = await t.token(1);
-    const postIds: string[] = [];
-    for (let i = 0; i < 12; i++) {
-      postIds.push((await t.gql('mutation { createPost(input: { title: "p", body: "b" }) { id } }', {}, { token: author })).data.createPost.id);
-    }
+    const postIds = await t.createPosts(12);
     const tokens = await Promise.all(USERS.map((u) => t.token(u)));
     // A workload with likes, favourites and unlikes.
     await Promise.all(

@@ -24,9 +24,7 @@ const replay = (app: TestApp) =>
 
 describe('npm run replay', () => {
   it('recomputes corrupt counters from the log and switches to them while writes continue', async () => {
-    const author = await t.token(1);
-    const ids: string[] = [];
-    for (let i = 0; i < 6; i++) ids.push((await t.gql('mutation { createPost(input: { title: "p", body: "b" }) { id } }', {}, { token: author })).data.createPost.id);
+    const ids = await t.createPosts(6);
     const tokens = await Promise.all(Array.from({ length: 25 }, (_, u) => t.token(400 + u)));
     await Promise.all(ids.flatMap((postId, i) => tokens.slice(0, 4 + i * 3).map((token, u) =>
       t.gql(SET, { i: { postId, active: true, kind: u % 4 === 0 ? 'FAV' : 'LIKE' } }, { token }))));
@@ -73,7 +71,7 @@ describe('npm run replay', () => {
   it('refuses when the log was trimmed: it would count only part of the history', async () => {
     const trimmed = await startTestApp({ EVENT_RETENTION_MS: '0' });
     try {
-      const postId = (await trimmed.gql('mutation { createPost(input: { title: "p", body: "b" }) { id } }', {}, { token: await trimmed.token(1) })).data.createPost.id;
+      const [postId] = await trimmed.createPosts(1);
       for (let u = 0; u < 5; u++) await trimmed.gql(SET, { i: { postId, active: true } }, { token: await trimmed.token(50 + u) });
       await waitFor(() => trimmed.app.redis.hget(trimmed.app.keys.meta(), 'history'), (h) => h === 'trimmed', { what: 'a trim', timeoutMs: 20_000 });
       const run = replay(trimmed);

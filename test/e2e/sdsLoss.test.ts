@@ -26,11 +26,7 @@ const READ = 'query($ids: [ID!]!) { posts(ids: $ids) { id counts { likes asOf } 
 
 describe('counters deleted or truncated while likes keep arriving', () => {
   it('keeps reads exact, brings the SDS back, and holds the rebuild rate limit', async () => {
-    const author = await t.token(1);
-    const postIds: string[] = [];
-    for (let i = 0; i < 3; i++) {
-      postIds.push((await t.gql('mutation { createPost(input: { title: "p", body: "b" }) { id } }', {}, { token: author })).data.createPost.id);
-    }
+    const postIds = await t.createPosts(3);
     const sdsKey = (id: string) => t.app.keys.counters({ type: 'post', id: Number(id) });
     const acks = new Map<string, number[]>(postIds.map((id) => [id, []])); // client receive times
     const sent = new Map<string, number>(postIds.map((id) => [id, 0]));

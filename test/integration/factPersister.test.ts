@@ -1,32 +1,17 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createDb, type Db } from '../../src/db/client.js';
+import { describe, expect, it } from 'vitest';
 import type { EventBatch } from '../../src/events/types.js';
 import { createLogger } from '../../src/log.js';
 import { createFactPersister, PERSISTER_GROUP } from '../../src/relations/factPersister.js';
 import { packVersion, unpackVersion } from '../../src/relations/factVersion.js';
-import { createCounterFixture, type CounterFixture } from '../support/counterFixture.js';
-import { createTestDatabase, type TestDatabase } from '../support/db.js';
+import { usePipelineWithDb } from '../support/pipelineWithDb.js';
 import { waitUntil } from '../support/wait.js';
 
-let f: CounterFixture;
-let testDb: TestDatabase;
-let db: Db;
+const pipeline = usePipelineWithDb();
 
-beforeAll(async () => {
-  f = createCounterFixture({ partitions: 2 });
-  testDb = await createTestDatabase();
-  db = createDb(testDb.url);
-});
-afterAll(async () => {
-  await db.$disconnect();
-  await testDb.drop();
-  await f.close();
-});
-
-const persister = () => createFactPersister({ db, logger: createLogger({ logLevel: 'silent' }) });
+const persister = () => createFactPersister({ db: pipeline.db, logger: createLogger({ logLevel: 'silent' }) });
 
 async function factOf(userId: number, postId: number, kind = 'like') {
-  const row = await db.relationFact.findUnique({
+  const row = await pipeline.db.relationFact.findUnique({
     where: { userId_entityType_entityId_kind: { userId, entityType: 'post', entityId: postId, kind } },
   });
   return row && { active: row.active, version: unpackVersion(row.version) };
@@ -44,6 +29,7 @@ describe('fact versions', () => {
 
 describe('the fact persister', () => {
   it('keeps the newest state when a batch is redelivered or events arrive out of order', async () => {
+    const { f, db } = pipeline;
     const post = f.postIn(0);
     await f.set(1, post, true);
     await f.set(1, post, false);
@@ -67,6 +53,7 @@ describe('the fact persister', () => {
   });
 
   it('as consumer group counter-facts, makes PostgreSQL hold what the bitmaps hold', async () => {
+    const { f, db } = pipeline;
     const subscription = persister().subscribe(f.eventLog(16));
     await subscription.start();
     try {

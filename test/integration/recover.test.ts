@@ -1,31 +1,17 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createDb, type Db } from '../../src/db/client.js';
+import { describe, expect, it } from 'vitest';
 import { createFactStore } from '../../src/db/facts.js';
 import { createLogger } from '../../src/log.js';
 import { createRecovery, type RecoveryProgress } from '../../src/recovery/recover.js';
 import { createFactPersister } from '../../src/relations/factPersister.js';
-import { createCounterFixture, type CounterFixture } from '../support/counterFixture.js';
-import { createTestDatabase, type TestDatabase } from '../support/db.js';
+import { usePipelineWithDb } from '../support/pipelineWithDb.js';
 import { deleteKeys } from '../support/redis.js';
 
-let f: CounterFixture;
-let testDb: TestDatabase;
-let db: Db;
+const pipeline = usePipelineWithDb();
 const logger = createLogger({ logLevel: 'silent' });
-
-beforeAll(async () => {
-  f = createCounterFixture({ partitions: 2 });
-  testDb = await createTestDatabase();
-  db = createDb(testDb.url);
-});
-afterAll(async () => {
-  await db.$disconnect();
-  await testDb.drop();
-  await f.close();
-});
 
 describe('recovery', () => {
   it('can be interrupted and run again: it resumes where it stopped and ends exact', async () => {
+    const { f, db } = pipeline;
     const posts = [f.postIn(0), f.postIn(1)];
     for (let u = 1; u <= 12; u++) {
       for (const post of posts) {

@@ -21,6 +21,8 @@ export interface TestApp {
   db: TestDatabase;
   token(userId: number, options?: { name?: string; expiresIn?: string }): Promise<string>;
   gql<T = any>(query: string, variables?: Record<string, unknown>, options?: { token?: string; headers?: Record<string, string> }): Promise<GraphQLResponse<T>>;
+  /** Creates `count` posts by `authorId` through the API, in order; returns their ids. */
+  createPosts(count: number, authorId?: number): Promise<string[]>;
   stop(): Promise<void>;
 }
 
@@ -54,17 +56,28 @@ export async function startTestApp(env: Record<string, string> = {}, options: Te
     throw error;
   }
 
+  const gql: TestApp['gql'] = async (query, variables, requestOptions = {}) => {
+    const headers: Record<string, string> = { 'content-type': 'application/json', ...requestOptions.headers };
+    if (requestOptions.token) headers.authorization = `Bearer ${requestOptions.token}`;
+    const res = await fetch(`${url}/graphql`, { method: 'POST', headers, body: JSON.stringify({ query, variables }) });
+    const body = (await res.json()) as Omit<GraphQLResponse, 'status' | 'headers'>;
+    return { status: res.status, headers: res.headers, ...body };
+  };
+
   return {
     app,
     url,
     db,
     token: (userId, tokenOptions) => app.services.auth.sign(userId, tokenOptions),
-    async gql(query, variables, requestOptions = {}) {
-      const headers: Record<string, string> = { 'content-type': 'application/json', ...requestOptions.headers };
-      if (requestOptions.token) headers.authorization = `Bearer ${requestOptions.token}`;
-      const res = await fetch(`${url}/graphql`, { method: 'POST', headers, body: JSON.stringify({ query, variables }) });
-      const body = (await res.json()) as Omit<GraphQLResponse, 'status' | 'headers'>;
-      return { status: res.status, headers: res.headers, ...body };
+    gql,
+    async createPosts(count, authorId = 1) {
+      const token = await app.services.auth.sign(authorId);
+      const ids: string[] = [];
+      for (let i = 0; i < count; i++) {
+        const res = await gql('mutation($t: String!) { createPost(input: { title: $t, body: "b" }) { id } }', { t: `post ${i}` }, { token });
+        ids.push(res.data.createPost.id);
+      }
+      return ids;
     },
     async stop() {
       await app.stop();
