@@ -114,17 +114,24 @@ export function createApp(config: Config, options: AppOptions = {}) {
     },
 
     async stop(): Promise<void> {
-      await new Promise<void>((resolve) => {
+      const step = async (name: string, work: () => Promise<unknown> | unknown) => {
+        logger.debug({ step: name }, 'stopping');
+        await work();
+      };
+      await step('http', () => new Promise<void>((resolve) => {
         http.close(() => resolve());
         http.closeIdleConnections();
+      }));
+      if (runsApi) await step('graphql', () => apollo.stop());
+      await step('redis loss watch', () => lossWatch.stop());
+      await step('workers', () => workers?.stop());
+      await step('rebuild requests', () => rebuildRequests.close());
+      await step('connections', async () => {
+        jobsRedis.disconnect();
+        redis.disconnect();
+        await db.$disconnect();
       });
-      if (runsApi) await apollo.stop();
-      await lossWatch.stop();
-      await workers?.stop();
-      await rebuildRequests.close();
-      jobsRedis.disconnect();
-      redis.disconnect();
-      await db.$disconnect();
+      logger.info('stopped');
     },
 
     get url() {

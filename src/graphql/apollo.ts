@@ -12,6 +12,9 @@ export function createApollo(config: Config, logger: Logger) {
     typeDefs,
     resolvers,
     includeStacktraceInErrorResponses: exposeDetails,
+    // main.ts owns shutdown (drain HTTP, finish batches, then stop Apollo); Apollo's own
+    // SIGTERM handler would race it and leave `stop` waiting forever.
+    stopOnTerminationSignals: false,
     formatError: (formatted, error) =>
       formatError(formatted, error, {
         exposeDetails,

@@ -13,8 +13,9 @@ const stores = useIsolatedStores();
 
 describe('the service process (npm start)', () => {
   it('starts, serves, and on SIGTERM finishes and acknowledges its batches and exits 0', async () => {
+    // Production, as deployed: Apollo's own signal handling differs under NODE_ENV=test.
     const proc = spawnTsx('src/main.ts', [], {
-      NODE_ENV: 'test',
+      NODE_ENV: 'production',
       LOG_LEVEL: 'info',
       HOST: '127.0.0.1',
       PORT: '0',

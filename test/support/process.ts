@@ -11,6 +11,12 @@ export interface Spawned {
   waitFor(pattern: RegExp, timeoutMs?: number): Promise<RegExpMatchArray>;
 }
 
+// Children still running when the test process ends (a failed test) are killed with it.
+const running = new Set<ChildProcess>();
+process.on('exit', () => {
+  for (const child of running) child.kill('SIGKILL');
+});
+
 /**
  * Runs a TypeScript entry point in ONE node process (`node --import tsx`), not through the
  * tsx binary, which would put a second process between the test and the code: a SIGKILL
@@ -30,7 +36,13 @@ export function spawnTsx(script: string, args: string[], env: Record<string, str
   };
   child.stdout!.on('data', onData);
   child.stderr!.on('data', onData);
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  running.add(child);
+  const exited = new Promise<number | null>((resolve) =>
+    child.on('exit', (code) => {
+      running.delete(child);
+      resolve(code);
+    }),
+  );
   return {
     child,
     output: () => text,
