@@ -14,7 +14,7 @@ import { createContextFactory } from './graphql/context.js';
 import { createCursorCodec } from './graphql/cursor.js';
 import type { Services } from './graphql/services.js';
 import { createHttpServer } from './http/server.js';
-import { createEventLog } from './events/eventLog.js';
+import { createEventLogs } from './events/eventLog.js';
 import { createLogger } from './log.js';
 import { createMetrics } from './metrics.js';
 import { createRedis } from './redis/client.js';
@@ -60,8 +60,8 @@ export function createApp(config: Config, options: AppOptions = {}) {
   const runsWorkers = config.role !== 'api';
 
   // The event log as seen from this process, for its lag metric (workers consume their own).
-  const eventLogView = createEventLog(config, redis, keys, logger);
-  const metrics = createMetrics({ lag: () => eventLogView.lag() });
+  const eventLogs = createEventLogs(config, redis, keys, logger);
+  const metrics = createMetrics({ lag: () => eventLogs.lag() });
   const workers = runsWorkers ? createWorkers(config, keys, logger, db, metrics) : null;
   const lossWatch = createRedisLossWatch({
     redis,
@@ -126,6 +126,7 @@ export function createApp(config: Config, options: AppOptions = {}) {
       await step('redis loss watch', () => lossWatch.stop());
       await step('workers', () => workers?.stop());
       await step('rebuild requests', () => rebuildRequests.close());
+      await step('event log', () => eventLogs.close());
       await step('connections', async () => {
         jobsRedis.disconnect();
         redis.disconnect();

@@ -2,6 +2,23 @@
 // fails fast with a message naming the variable (README lists them all).
 
 export type Role = 'all' | 'api' | 'worker';
+export type EventLogKind = 'redis' | 'kafka';
+
+export interface KafkaConfig {
+  brokers: string[];
+  topic: string;
+  clientId: string;
+  /** Prepended to consumer group names, so deployments can share a cluster. */
+  groupPrefix: string;
+  /** Create the topic on start (needs admin rights; off by default). */
+  createTopic: boolean;
+  topicPartitions: number;
+  /** Idempotent producer (needs a broker that supports InitProducerId). */
+  idempotent: boolean;
+  sessionTimeoutMs: number;
+  ssl: boolean;
+  sasl: { mechanism: 'plain' | 'scram-sha-256' | 'scram-sha-512'; username: string; password: string } | null;
+}
 export type NodeEnv = 'production' | 'development' | 'test';
 
 export interface Config {
@@ -39,6 +56,9 @@ export interface Config {
   reconcileIntervalMs: number;
   /** Random posts reconciliation checks each run, besides the recently active ones. */
   reconcileSample: number;
+  /** Where consumers read events: the Redis outbox streams, or Kafka (fed by the relay). */
+  eventLog: EventLogKind;
+  kafka: KafkaConfig;
 }
 
 export class ConfigError extends Error {
@@ -82,6 +102,27 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     return raw;
   };
 
+  const flag = (name: string, fallback: boolean): boolean => {
+    const raw = env[name];
+    if (raw === undefined || raw === '') return fallback;
+    if (raw === 'true' || raw === '1') return true;
+    if (raw === 'false' || raw === '0') return false;
+    problems.push(`${name} must be true or false (got "${raw}")`);
+    return fallback;
+  };
+  const saslConfig = (): KafkaConfig['sasl'] => {
+    const mechanism = env.KAFKA_SASL_MECHANISM;
+    if (!mechanism) return null;
+    if (mechanism !== 'plain' && mechanism !== 'scram-sha-256' && mechanism !== 'scram-sha-512') {
+      problems.push(`KAFKA_SASL_MECHANISM must be plain, scram-sha-256 or scram-sha-512 (got "${mechanism}")`);
+      return null;
+    }
+    if (!env.KAFKA_SASL_USERNAME || !env.KAFKA_SASL_PASSWORD) {
+      problems.push('KAFKA_SASL_USERNAME and KAFKA_SASL_PASSWORD are required with KAFKA_SASL_MECHANISM');
+    }
+    return { mechanism, username: env.KAFKA_SASL_USERNAME ?? '', password: env.KAFKA_SASL_PASSWORD ?? '' };
+  };
+
   const nodeEnv = oneOf<NodeEnv>('NODE_ENV', ['production', 'development', 'test'], 'development');
   let jwtSecret = env.JWT_SECRET ?? '';
   if (jwtSecret === '') {
@@ -114,7 +155,23 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     rebuildLockMs: integer('REBUILD_LOCK_MS', 5000, 100, 600_000),
     reconcileIntervalMs: integer('RECONCILE_INTERVAL_MS', 300_000, 1000, 86_400_000),
     reconcileSample: integer('RECONCILE_SAMPLE', 200, 0, 100_000),
+    eventLog: oneOf<EventLogKind>('EVENT_LOG', ['redis', 'kafka'], 'redis'),
+    kafka: {
+      brokers: (env.KAFKA_BROKERS ?? '').split(',').map((b) => b.trim()).filter(Boolean),
+      topic: env.KAFKA_TOPIC || 'counter-events',
+      clientId: env.KAFKA_CLIENT_ID || 'tally',
+      groupPrefix: env.KAFKA_GROUP_PREFIX ?? '',
+      createTopic: flag('KAFKA_CREATE_TOPIC', false),
+      topicPartitions: integer('KAFKA_TOPIC_PARTITIONS', 16, 1, 10_000),
+      idempotent: flag('KAFKA_IDEMPOTENT', true),
+      sessionTimeoutMs: integer('KAFKA_SESSION_TIMEOUT_MS', 30_000, 3000, 600_000),
+      ssl: flag('KAFKA_SSL', false),
+      sasl: saslConfig(),
+    },
   };
+  if (config.eventLog === 'kafka' && config.kafka.brokers.length === 0) {
+    problems.push('KAFKA_BROKERS is required when EVENT_LOG=kafka (comma-separated host:port list)');
+  }
   if (/[{}\s]/.test(config.redisKeyPrefix)) {
     problems.push('REDIS_KEY_PREFIX must not contain braces or whitespace (braces would break hash tags)');
   }

@@ -10,7 +10,7 @@ import { createRebuilder } from './counters/rebuild.js';
 import { createReconciler } from './counters/reconcile.js';
 import { createFactStore } from './db/facts.js';
 import { createPostStore } from './db/posts.js';
-import { createEventLog } from './events/eventLog.js';
+import { createEventLogs } from './events/eventLog.js';
 import { createFlushJobs } from './jobs/flushJobs.js';
 import { createRebuildRequests, createRebuildWorker } from './jobs/rebuildJobs.js';
 import { createScheduledJobs } from './jobs/scheduledJobs.js';
@@ -28,7 +28,9 @@ export function createWorkers(config: Config, keys: Keys, logger: Logger, db: Db
   const jobsRedis = createRedis(config.redisUrl, logger, { connectionName: 'tally-jobs', forJobs: true });
   const flusher = createFlusher({ redis, keys });
   const aggregator = createAggregator({ redis, keys, logger });
-  const eventLog = createEventLog(config, redis, keys, logger);
+  const eventLogs = createEventLogs(config, redis, keys, logger);
+  const eventLog = eventLogs.consumed;
+  const relay = eventLogs.createRelay?.() ?? null;
   const aggregation = aggregator.subscribe(eventLog);
   const persistence = createFactPersister({ db, logger }).subscribe(eventLog);
   const rebuilder = createRebuilder({ redis, keys, lockMs: config.rebuildLockMs });
@@ -72,7 +74,7 @@ export function createWorkers(config: Config, keys: Keys, logger: Logger, db: Db
     rebuilder,
     rebuildWorker,
     eventLog,
-
+    relay,
     reconciler,
 
     /** Job schedulers live in Redis: after Redis lost its data they must be created again. */
@@ -82,6 +84,7 @@ export function createWorkers(config: Config, keys: Keys, logger: Logger, db: Db
     },
 
     async start() {
+      await relay?.start();
       await aggregation.start();
       await persistence.start();
       await flushJobs.start();
@@ -97,6 +100,8 @@ export function createWorkers(config: Config, keys: Keys, logger: Logger, db: Db
       await rebuildRequests.close();
       await persistence.stop();
       await aggregation.stop();
+      await relay?.stop();
+      await eventLogs.close();
       jobsRedis.disconnect();
       redis.disconnect();
     },

@@ -1,7 +1,7 @@
 // `npm run replay`: recomputes counters from the event log's history and switches to them.
 import { loadConfig } from '../config.js';
 import { ReplayRefused, createReplay } from '../counters/replay.js';
-import { createEventLog } from '../events/eventLog.js';
+import { createEventLogs } from '../events/eventLog.js';
 import { createLogger } from '../log.js';
 import { createRedis } from '../redis/client.js';
 import { createKeys } from '../redis/keys.js';
@@ -12,11 +12,11 @@ const config = loadConfig();
 const logger = createLogger(config);
 const redis = withScripts(createRedis(config.redisUrl, logger));
 const keys = createKeys(config.redisKeyPrefix, config.partitions);
-const eventLog = createEventLog(config, redis, keys, logger);
+const eventLogs = createEventLogs(config, redis, keys, logger);
 const bar = createProgressBar('replay');
 try {
   const started = Date.now();
-  await createReplay({ redis, keys, eventLog }).run({
+  await createReplay({ redis, keys, eventLog: eventLogs.consumed }).run({
     onProgress: ({ partition }) => bar.update('partitions', partition + 1, keys.partitions),
   });
   bar.end();
@@ -26,5 +26,6 @@ try {
   console.error(error instanceof ReplayRefused ? `replay refused: ${error.message}` : `replay failed: ${(error as Error).message}`);
   process.exitCode = 1;
 } finally {
+  await eventLogs.close();
   redis.disconnect();
 }

@@ -3,7 +3,7 @@
 // lua/switchReplayedCounters-4.lua) while the service keeps running. For when counters are
 // known to be corrupt and the bitmaps cannot be trusted either; it needs the log's whole
 // history, so it refuses when events were ever trimmed (use rebuild or recovery then).
-import type { EventLog } from '../events/types.js';
+import { comparePositions, type EventLog, type LogEntry } from '../events/types.js';
 import type { Keys } from '../redis/keys.js';
 import type { ScriptedRedis } from '../redis/scripts.js';
 
@@ -33,32 +33,27 @@ export function createReplay(deps: { redis: ScriptedRedis; keys: Keys; eventLog:
     await redis.del(keys.replayedEntities(p));
   }
 
-  async function replayPartition(p: number, report: (progress: ReplayProgress) => void) {
-    await clearSums(p);
-    let through: string | null = null;
-    let events = 0;
-    await eventLog.readHistory(p, async (entries) => {
-      const sums = new Map<string, Map<number, number>>();
-      for (const { event } of entries) {
-        const entity = `${event.entityType}:${event.entityId}`;
-        const fields = sums.get(entity) ?? new Map<number, number>();
-        fields.set(event.idx, (fields.get(event.idx) ?? 0) + event.delta);
-        sums.set(entity, fields);
-        through = event.id;
-      }
-      const writes: Promise<unknown>[] = [];
-      for (const [entity, fields] of sums) {
-        const key = keys.replayedPrefix(p) + entity;
-        writes.push(redis.sadd(keys.replayedEntities(p), entity));
-        for (const [idx, delta] of fields) writes.push(redis.hincrby(key, String(idx), delta));
-        writes.push(redis.expire(key, SUMS_TTL_S));
-      }
-      await Promise.all(writes);
-      events += entries.length;
-      report({ partition: p, events, switched: 0 });
-    });
-    if (through === null) return;
+  /** Sums one page of a partition's history into the fresh keys. */
+  async function addToSums(p: number, entries: LogEntry[]) {
+    const sums = new Map<string, Map<number, number>>();
+    for (const { event } of entries) {
+      const entity = `${event.entityType}:${event.entityId}`;
+      const fields = sums.get(entity) ?? new Map<number, number>();
+      fields.set(event.idx, (fields.get(event.idx) ?? 0) + event.delta);
+      sums.set(entity, fields);
+    }
+    const writes: Promise<unknown>[] = [];
+    for (const [entity, fields] of sums) {
+      const key = keys.replayedPrefix(p) + entity;
+      writes.push(redis.sadd(keys.replayedEntities(p), entity));
+      for (const [idx, delta] of fields) writes.push(redis.hincrby(key, String(idx), delta));
+      writes.push(redis.expire(key, SUMS_TTL_S));
+    }
+    await Promise.all(writes);
+  }
 
+  /** Switches every replayed entity of a partition, in bounded atomic batches. */
+  async function switchPartition(p: number, through: string, events: number, report: (progress: ReplayProgress) => void) {
     let switched = 0;
     for (;;) {
       const reply = await redis.switchReplayedCounters(
@@ -80,7 +75,23 @@ export function createReplay(deps: { redis: ScriptedRedis; keys: Keys; eventLog:
             'so a replay would count only part of it. Rebuild from the facts instead (reconciliation does it, or `npm run recover`).',
         );
       }
-      for (let p = 0; p < keys.partitions; p++) await replayPartition(p, options.onProgress ?? (() => {}));
+      const report = options.onProgress ?? (() => {});
+      for (let p = 0; p < keys.partitions; p++) await clearSums(p);
+      // Newest event replayed per partition: the switch corrects for everything after it.
+      const through = new Map<number, string>();
+      const events = new Map<number, number>();
+      await eventLog.readHistory(async (p, page) => {
+        // A relay that crashed before acknowledging re-sends events: within a partition event
+        // ids only grow, so anything not newer than what was summed is a duplicate.
+        const seen = through.get(p);
+        const entries = seen ? page.filter((e) => comparePositions(e.event.id, seen) > 0) : page;
+        if (entries.length === 0) return;
+        await addToSums(p, entries);
+        through.set(p, entries.at(-1)!.event.id);
+        events.set(p, (events.get(p) ?? 0) + entries.length);
+        report({ partition: p, events: events.get(p)!, switched: 0 });
+      });
+      for (const [p, id] of [...through].sort(([a], [b]) => a - b)) await switchPartition(p, id, events.get(p)!, report);
     },
   };
 }

@@ -170,13 +170,15 @@ export function createRedisStreamsLog(options: RedisStreamsOptions): EventLog {
     return perPartition.flat();
   }
 
-  async function readHistory(partition: number, onEntries: (entries: LogEntry[]) => Promise<void>) {
-    let start = '-';
-    for (;;) {
-      const raw = (await redis.xrange(keys.outbox(partition), start, '+', 'COUNT', HISTORY_PAGE)) as StreamEntry[];
-      if (raw.length === 0) return;
-      await onEntries(toEntries(partition, raw).entries);
-      start = `(${raw.at(-1)![0]}`;
+  async function readHistory(onEntries: (partition: number, entries: LogEntry[]) => Promise<void>) {
+    for (let partition = 0; partition < keys.partitions; partition++) {
+      let start = '-';
+      for (;;) {
+        const raw = (await redis.xrange(keys.outbox(partition), start, '+', 'COUNT', HISTORY_PAGE)) as StreamEntry[];
+        if (raw.length === 0) break;
+        await onEntries(partition, toEntries(partition, raw).entries);
+        start = `(${raw.at(-1)![0]}`;
+      }
     }
   }
 
@@ -185,5 +187,6 @@ export function createRedisStreamsLog(options: RedisStreamsOptions): EventLog {
     lag,
     readHistory,
     historyComplete: async () => (await redis.hget(keys.meta(), HISTORY_FIELD)) === 'complete',
+    close: async () => {}, // uses the connection it was given
   };
 }

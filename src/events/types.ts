@@ -61,8 +61,13 @@ export interface EventLog {
   lag(): Promise<GroupLag[]>;
   /** Whether the log still holds every event since the deployment began (nothing trimmed). */
   historyComplete(): Promise<boolean>;
-  /** Reads a partition's retained events from the earliest, in order, up to the current end. */
-  readHistory(partition: number, onEntries: (entries: LogEntry[]) => Promise<void>): Promise<void>;
+  /**
+   * Reads every retained event from the earliest up to the end as of the call, in log order
+   * within each partition (partitions may interleave).
+   */
+  readHistory(onEntries: (partition: number, entries: LogEntry[]) => Promise<void>): Promise<void>;
+  /** Releases connections the log opened for itself (not its subscriptions': stop those). */
+  close(): Promise<void>;
 }
 
 /** Compares two log positions ("<hi>-<lo>"). */

@@ -1,0 +1,175 @@
+// The Kafka adapter of the event log port. Consumers use kafkajs groups with `eachBatch` and
+// commit a Kafka partition's offset only after the whole batch was handled. A Kafka batch
+// can hold events of several Tally partitions (N mod topic partitions); it is handed over
+// one Tally partition at a time, in order, with the outbox event ids as positions, so the
+// same applied-position record skips a redelivered batch whichever log carried it.
+import { randomBytes } from 'node:crypto';
+import type { Admin, Kafka } from 'kafkajs';
+import type { Logger } from '../../log.js';
+import { OUTBOX_SOURCE } from '../redisStreams.js';
+import type { BatchHandler, EventLog, GroupLag, LogEntry, Subscription } from '../types.js';
+import { fromMessage } from './messages.js';
+
+export interface KafkaLogOptions {
+  kafka: Kafka;
+  topic: string;
+  /** Tally's partition count P. */
+  partitions: number;
+  groupPrefix: string;
+  sessionTimeoutMs: number;
+  /** Groups whose lag `lag()` reports (besides those subscribed in this process). */
+  lagGroups: string[];
+  createTopic: { partitions: number } | null;
+  logger: Logger;
+}
+
+/** Commit failures that only mean "the group is moving": the batch comes again and is skipped. */
+const REBALANCING = /REBALANCE_IN_PROGRESS|NOT_COORDINATOR|UNKNOWN_MEMBER_ID|ILLEGAL_GENERATION|rebalanc/i;
+
+export function createKafkaLog(options: KafkaLogOptions): EventLog {
+  const { kafka, topic, logger } = options;
+  let admin: Admin | null = null;
+  const groups = new Set(options.lagGroups);
+
+  async function connectedAdmin(): Promise<Admin> {
+    if (!admin) {
+      admin = kafka.admin();
+      await admin.connect();
+    }
+    return admin;
+  }
+
+  async function topicPartitionCount(): Promise<number> {
+    const { topics } = await (await connectedAdmin()).fetchTopicMetadata({ topics: [topic] });
+    return topics[0]?.partitions.length ?? 0;
+  }
+
+  /** Splits a Kafka batch by Tally partition, keeping log order within each. */
+  function byTallyPartition(messages: Parameters<typeof fromMessage>[0][]): Map<number, LogEntry[]> {
+    const split = new Map<number, LogEntry[]>();
+    for (const message of messages) {
+      const event = fromMessage(message);
+      if (!event) {
+        logger.error({ topic, offset: message.offset }, 'skipping a Kafka message Tally cannot decode');
+        continue;
+      }
+      const entries = split.get(event.partition) ?? [];
+      entries.push({ position: event.id, event });
+      split.set(event.partition, entries);
+    }
+    return split;
+  }
+
+  function subscribe(group: string, handler: BatchHandler): Subscription {
+    groups.add(group);
+    const consumer = kafka.consumer({
+      groupId: options.groupPrefix + group,
+      sessionTimeout: options.sessionTimeoutMs,
+      heartbeatInterval: Math.max(500, Math.floor(options.sessionTimeoutMs / 10)),
+    });
+    let assigned: number[] = [];
+    let topicPartitions = 0;
+    consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => {
+      assigned = payload.memberAssignment[topic] ?? [];
+    });
+
+    return {
+      async start() {
+        if (options.createTopic) {
+          await (await connectedAdmin())
+            .createTopics({ topics: [{ topic, numPartitions: options.createTopic.partitions }] })
+            .catch((error: unknown) => logger.warn({ err: error, topic }, 'could not create the topic (it may exist)'));
+        }
+        await consumer.connect();
+        await consumer.subscribe({ topic, fromBeginning: true });
+        await consumer.run({
+          autoCommit: false,
+          eachBatchAutoResolve: false,
+          eachBatch: async ({ batch, heartbeat, isRunning, isStale }) => {
+            for (const [partition, entries] of byTallyPartition(batch.messages)) {
+              if (!isRunning() || isStale()) return; // not committed: comes again, and is skipped
+              await handler({ partition, source: OUTBOX_SOURCE, entries });
+              await heartbeat();
+            }
+            if (batch.isEmpty()) return;
+            try {
+              await consumer.commitOffsets([{ topic, partition: batch.partition, offset: String(Number(batch.lastOffset()) + 1) }]);
+            } catch (error) {
+              if (!REBALANCING.test(`${(error as { type?: string }).type ?? ''} ${(error as Error).message}`)) throw error;
+              logger.warn({ group, partition: batch.partition }, 'commit refused during a rebalance; the batch will be skipped when it comes again');
+            }
+          },
+        });
+        topicPartitions = await topicPartitionCount();
+      },
+
+      stop: () => consumer.disconnect(),
+
+      assignedPartitions() {
+        if (topicPartitions === 0) return [];
+        return Array.from({ length: options.partitions }, (_, n) => n).filter((n) => assigned.includes(n % topicPartitions));
+      },
+    };
+  }
+
+  async function lag(): Promise<GroupLag[]> {
+    const kafkaAdmin = await connectedAdmin();
+    const ends = await kafkaAdmin.fetchTopicOffsets(topic);
+    const result: GroupLag[] = [];
+    for (const group of groups) {
+      const [committed] = await kafkaAdmin.fetchOffsets({ groupId: options.groupPrefix + group, topics: [topic] });
+      for (const end of ends) {
+        const at = Number(committed?.partitions.find((p) => p.partition === end.partition)?.offset ?? -1);
+        const undelivered = Number(end.high) - Math.max(at, Number(end.low));
+        // Reported per Tally partition, the unit the rest of Tally reasons in.
+        for (let n = end.partition; n < options.partitions; n += ends.length) {
+          result.push({ group, partition: n, pending: 0, undelivered });
+        }
+      }
+    }
+    return result;
+  }
+
+  async function readHistory(onEntries: (partition: number, entries: LogEntry[]) => Promise<void>): Promise<void> {
+    const ends = await (await connectedAdmin()).fetchTopicOffsets(topic);
+    const remaining = new Map(ends.filter((e) => Number(e.high) > Number(e.low)).map((e) => [e.partition, Number(e.high)]));
+    if (remaining.size === 0) return;
+    // A fresh group from the earliest offset: replay never moves the real groups' offsets.
+    const consumer = kafka.consumer({ groupId: `${options.groupPrefix}tally-replay-${Date.now()}-${randomBytes(3).toString('hex')}` });
+    await consumer.connect();
+    try {
+      await consumer.subscribe({ topic, fromBeginning: true });
+      await new Promise<void>((resolve, reject) => {
+        consumer
+          .run({
+            autoCommit: false,
+            eachBatch: async ({ batch }) => {
+              const end = remaining.get(batch.partition);
+              if (end === undefined) return;
+              const upToEnd = batch.messages.filter((m) => Number(m.offset) < end);
+              for (const [partition, entries] of byTallyPartition(upToEnd)) await onEntries(partition, entries);
+              if (!batch.isEmpty() && Number(batch.lastOffset()) + 1 >= end) remaining.delete(batch.partition);
+              if (remaining.size === 0) resolve();
+            },
+          })
+          .catch(reject);
+      });
+    } finally {
+      await consumer.disconnect();
+    }
+  }
+
+  return {
+    subscribe,
+    lag,
+    readHistory,
+    async historyComplete() {
+      const ends = await (await connectedAdmin()).fetchTopicOffsets(topic);
+      return ends.every((e) => Number(e.low) === 0);
+    },
+    async close() {
+      await admin?.disconnect();
+      admin = null;
+    },
+  };
+}

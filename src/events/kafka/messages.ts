@@ -1,0 +1,55 @@
+// Counter events as Kafka messages. Key = the entity (so one entity's events stay together),
+// the outbox event id and the Tally partition in headers, the event itself as JSON.
+import type { KafkaMessage, Message } from 'kafkajs';
+import type { CounterEvent } from '../types.js';
+
+export const EVENT_ID_HEADER = 'event-id';
+export const PARTITION_HEADER = 'tally-partition';
+
+export function toMessage(event: CounterEvent): Message {
+  return {
+    key: `${event.entityType}:${event.entityId}`,
+    value: JSON.stringify({
+      e: event.entityType,
+      i: event.entityId,
+      m: event.metric,
+      x: event.idx,
+      u: event.userId,
+      a: event.authorId,
+      d: event.delta,
+    }),
+    headers: { [EVENT_ID_HEADER]: event.id, [PARTITION_HEADER]: String(event.partition) },
+  };
+}
+
+const header = (message: KafkaMessage | Message, name: string) => message.headers?.[name]?.toString();
+
+/** The Tally partition a message belongs to (also used by the producer's partitioner). */
+export const tallyPartitionOf = (message: KafkaMessage | Message) => Number(header(message, PARTITION_HEADER));
+
+/** Decodes a message Tally produced; null for anything else on the topic. */
+export function fromMessage(message: KafkaMessage): CounterEvent | null {
+  const id = header(message, EVENT_ID_HEADER);
+  const partition = tallyPartitionOf(message);
+  if (!id || !/^\d+-\d+$/.test(id) || !Number.isInteger(partition) || !message.value) return null;
+  try {
+    const v = JSON.parse(message.value.toString()) as Record<string, unknown>;
+    const valid =
+      typeof v.e === 'string' && typeof v.m === 'string' && [v.i, v.u, v.a, v.x].every(Number.isSafeInteger) && (v.d === 1 || v.d === -1);
+    if (!valid) return null;
+    return {
+      id,
+      partition,
+      entityType: v.e as string,
+      entityId: v.i as number,
+      metric: v.m as string,
+      idx: v.x as number,
+      userId: v.u as number,
+      authorId: v.a as number,
+      delta: v.d as 1 | -1,
+      ts: Number(id.split('-')[0]),
+    };
+  } catch {
+    return null;
+  }
+}

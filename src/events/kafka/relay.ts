@@ -1,0 +1,43 @@
+// The relay: moves outbox entries (consumer group `counter-relay` on the Redis streams) into
+// the Kafka topic. Entries are acknowledged, and so may be trimmed, only after the brokers
+// acknowledged the send (acks = all). A relay that dies in between re-sends them: Kafka may
+// then hold an event twice, and consumers drop the copy by its event id.
+import type { ICustomPartitioner, Kafka, Producer } from 'kafkajs';
+import type { Logger } from '../../log.js';
+import type { EventLog, Subscription } from '../types.js';
+import { tallyPartitionOf, toMessage } from './messages.js';
+
+export const RELAY_GROUP = 'counter-relay';
+
+/**
+ * Every event of Tally partition N goes to Kafka partition N mod (topic partitions), so one
+ * partition's events stay in order on one Kafka partition, like in the outbox.
+ */
+const byTallyPartition: ICustomPartitioner = () => ({ partitionMetadata, message }) =>
+  tallyPartitionOf(message) % partitionMetadata.length;
+
+export function createRelay(deps: { kafka: Kafka; outbox: EventLog; topic: string; idempotent: boolean; logger: Logger }) {
+  const producer: Producer = deps.kafka.producer({
+    idempotent: deps.idempotent,
+    // One request in flight: a retried send can never overtake the next one.
+    maxInFlightRequests: 1,
+    createPartitioner: byTallyPartition,
+  });
+  const subscription: Subscription = deps.outbox.subscribe(RELAY_GROUP, async (batch) => {
+    await producer.send({ topic: deps.topic, acks: -1, messages: batch.entries.map((e) => toMessage(e.event)) });
+    deps.logger.debug({ partition: batch.partition, events: batch.entries.length }, 'relayed events to Kafka');
+  });
+
+  return {
+    async start() {
+      await producer.connect();
+      await subscription.start();
+    },
+    /** Finishes the send in hand and acknowledges it, then disconnects. */
+    async stop() {
+      await subscription.stop();
+      await producer.disconnect();
+    },
+    assignedPartitions: () => subscription.assignedPartitions(),
+  };
+}
