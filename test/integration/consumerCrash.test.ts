@@ -17,10 +17,12 @@ describe('a consumer that dies after applying a batch but before acknowledging',
     for (let u = 1; u <= 25; u++) await f.set(u, POST);
 
     const crashing = spawnTsx('test/fixtures/crashingAggregator.ts', [], {
-      PREFIX: f.prefix,
+      REDIS_KEY_PREFIX: f.prefix,
       PARTITIONS: String(f.partitions),
-      LEASE_MS: String(f.leaseMs),
+      CONSUMER_LEASE_MS: String(f.leaseMs),
+      AGGREGATOR_BATCH_SIZE: '1000',
       REDIS_URL: TEST_REDIS_URL,
+      NODE_ENV: 'test',
     });
     await crashing.waitFor(/applied 25/);
     crashing.child.kill('SIGKILL');

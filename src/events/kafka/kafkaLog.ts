@@ -85,13 +85,14 @@ export function createKafkaLog(options: KafkaLogOptions): EventLog {
         await consumer.run({
           autoCommit: false,
           eachBatchAutoResolve: false,
-          eachBatch: async ({ batch, heartbeat, isRunning, isStale }) => {
+          eachBatch: async ({ batch, heartbeat, isRunning, isStale, resolveOffset }) => {
             for (const [partition, entries] of byTallyPartition(batch.messages)) {
               if (!isRunning() || isStale()) return; // not committed: comes again, and is skipped
               await handler({ partition, source: OUTBOX_SOURCE, entries });
               await heartbeat();
             }
             if (batch.isEmpty()) return;
+            resolveOffset(batch.lastOffset()); // the next fetch starts after this batch
             try {
               await consumer.commitOffsets([{ topic, partition: batch.partition, offset: String(Number(batch.lastOffset()) + 1) }]);
             } catch (error) {
