@@ -45,8 +45,10 @@ local function asOfWhenFolded()
   if not newest or comparePositions(applied, newest) >= 0 then return now end
   local start = applied and ('(' .. applied) or '-'
   local nextEntry = rcall('XRANGE', KEYS[6], start, '+', 'COUNT', 1)[1]
-  if not nextEntry then return now end
-  return tonumber(string.match(nextEntry[1], '^(%d+)'))
+  if nextEntry then return tonumber(string.match(nextEntry[1], '^(%d+)')) end
+  -- The next event was trimmed from the outbox (it went on to Kafka) and is not applied
+  -- yet: all we can promise is what the applied event's time promises.
+  return applied and tonumber(string.match(applied, '^(%d+)')) or 0
 end
 
 local function publish(asOf)

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { errorCodes, startTestApp, type TestApp } from '../support/app.js';
+import { runLikeStorm } from '../support/storm.js';
 import { waitFor } from '../support/wait.js';
 
 let t: TestApp;
@@ -34,43 +35,7 @@ const outboxLength = () =>
   );
 
 describe('setLikeRelation under a storm of concurrent users', () => {
-  it.each(['LIKE', 'FAV'] as const)('counts %s exactly: 300 like (100 twice), 50 unlike', async (kind) => {
-    const postId = await newPost();
-    const other = kind === 'LIKE' ? 'favs' : 'likes';
-    const users = Array.from({ length: 300 }, (_, i) => 10_000 + i);
-    const tokens = new Map(await Promise.all(users.map(async (u) => [u, await t.token(u)] as const)));
-
-    // 300 users at once; the first 100 also retry: 50 with an idempotency key, 50 without.
-    const requests = users.flatMap((u, i) => {
-      const key = i < 50 ? randomUUID() : undefined;
-      const input = { postId, kind, active: true, ...(key && { idempotencyKey: key }) };
-      return i < 100 ? [set(tokens.get(u)!, input), set(tokens.get(u)!, input)] : [set(tokens.get(u)!, input)];
-    });
-    const responses = await Promise.all(requests);
-    expect(responses.flatMap((r) => r.errors ?? [])).toEqual([]);
-    // Each like changed the fact once: a keyed retry replays that first result, an unkeyed
-    // retry finds the fact already set.
-    const changed = responses.map((r) => r.data.setLikeRelation.changed as boolean);
-    const pairs = Array.from({ length: 100 }, (_, i) => [changed[2 * i], changed[2 * i + 1]]);
-    expect(pairs.slice(0, 50).every(([a, b]) => a && b)).toBe(true);
-    expect(pairs.slice(50).every(([a, b]) => a !== b)).toBe(true);
-    expect(changed.slice(200).every(Boolean)).toBe(true);
-
-    const unlikers = users.slice(0, 50);
-    const unlikes = await Promise.all(unlikers.map((u) => set(tokens.get(u)!, { postId, kind, active: false })));
-    expect(unlikes.every((r) => r.data.setLikeRelation.changed === true)).toBe(true);
-    const lastResponseAt = Date.now();
-
-    // Within 2 s the counts promise (asOf) covers the last response, and they are exact.
-    const counts = await countsAfter(postId, lastResponseAt, 2000);
-    expect(counts[kind === 'LIKE' ? 'likes' : 'favs']).toBe(250);
-    expect(counts[other]).toBe(0);
-
-    const states = await Promise.all(users.map(async (u) => (await read(postId, tokens.get(u)!)).data.post.myState));
-    const key = kind === 'LIKE' ? 'liked' : 'faved';
-    users.forEach((u, i) => expect(states[i][key], `user ${u}`).toBe(i >= 50));
-    expect(states.every((s) => s[kind === 'LIKE' ? 'faved' : 'liked'] === false)).toBe(true);
-  }, 60_000);
+  it.each(['LIKE', 'FAV'] as const)('counts %s exactly: 300 like (100 twice), 50 unlike', (kind) => runLikeStorm(t, kind), 60_000);
 });
 
 describe('setLikeRelation semantics', () => {

@@ -23,6 +23,8 @@ export interface KafkaLogOptions {
   logger: Logger;
 }
 
+const FETCH_WAIT_MS = 100;
+
 /** Commit failures that only mean "the group is moving": the batch comes again and is skipped. */
 const REBALANCING = /REBALANCE_IN_PROGRESS|NOT_COORDINATOR|UNKNOWN_MEMBER_ID|ILLEGAL_GENERATION|rebalanc/i;
 
@@ -66,6 +68,9 @@ export function createKafkaLog(options: KafkaLogOptions): EventLog {
       groupId: options.groupPrefix + group,
       sessionTimeout: options.sessionTimeoutMs,
       heartbeatInterval: Math.max(500, Math.floor(options.sessionTimeoutMs / 10)),
+      // Counts promise freshness within about a second: do not let an idle fetch wait long
+      // (some brokers only answer a fetch when its wait runs out).
+      maxWaitTimeInMs: FETCH_WAIT_MS,
     });
     let assigned: number[] = [];
     let topicPartitions = 0;
