@@ -155,18 +155,24 @@ describe.each(['redis', 'kafka'] as const)('event log contract: %s', (adapter) =
     expect(new Set([...first.seen.keys(), ...second.seen.keys()])).toEqual(new Set(await written()));
   }, 60_000);
 
-  it('rebalances between two consumers without losing or duplicating events', async () => {
+  it('rebalances between two consumers without losing an event or counting one twice', async () => {
+    // Delivery is at least once: a batch whose commit a rebalance refused comes again to the
+    // new owner. What must hold is that nothing is lost and nothing is counted twice.
     const [one, two] = [recorder(), recorder()];
-    const a = await consume(one.handler);
-    await consume(two.handler);
+    const applying = (r: ReturnType<typeof recorder>) => async (batch: EventBatch) => {
+      await r.handler(batch);
+      await f.aggregator.applyBatch(batch);
+    };
+    const a = await consume(applying(one));
+    await consume(applying(two));
     await writeLikes(1, 40);
-    await waitUntil(async () => one.seen.size + two.seen.size >= 40, { what: 'the first 40', timeoutMs: 30_000 });
+    await waitUntil(async () => new Set([...one.seen.keys(), ...two.seen.keys()]).size >= 40, { what: 'the first 40', timeoutMs: 30_000 });
     await stopOne(a); // its partitions move to the other consumer
     await writeLikes(41, 80);
     await waitUntil(async () => new Set([...one.seen.keys(), ...two.seen.keys()]).size === 80, { what: 'all 80', timeoutMs: 40_000 });
-    const everything = [...one.seen.entries(), ...two.seen.entries()];
-    expect(everything.every(([, n]) => n === 1)).toBe(true);
-    expect(new Set(everything.map(([k]) => k))).toEqual(new Set(await written()));
+    expect(new Set([...one.seen.keys(), ...two.seen.keys()])).toEqual(new Set(await written()));
+    await waitUntil(allApplied, { what: 'everything applied', timeoutMs: 20_000 });
+    await expectCountsEqualFacts(Array.from({ length: 12 }, (_, i) => 700 + i));
   }, 90_000);
 
   it('replays from the earliest event and reproduces the counts exactly', async () => {
