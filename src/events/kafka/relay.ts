@@ -13,7 +13,7 @@ export const RELAY_GROUP = 'counter-relay';
  * Every event of Tally partition N goes to Kafka partition N mod (topic partitions), so one
  * partition's events stay in order on one Kafka partition, like in the outbox.
  */
-const byTallyPartition: ICustomPartitioner = () => ({ partitionMetadata, message }) =>
+export const tallyPartitioner: ICustomPartitioner = () => ({ partitionMetadata, message }) =>
   tallyPartitionOf(message) % partitionMetadata.length;
 
 export function createRelay(deps: { kafka: Kafka; outbox: EventLog; topic: string; idempotent: boolean; logger: Logger }) {
@@ -21,7 +21,7 @@ export function createRelay(deps: { kafka: Kafka; outbox: EventLog; topic: strin
     idempotent: deps.idempotent,
     // One request in flight: a retried send can never overtake the next one.
     maxInFlightRequests: 1,
-    createPartitioner: byTallyPartition,
+    createPartitioner: tallyPartitioner,
   });
   const subscription: Subscription = deps.outbox.subscribe(RELAY_GROUP, async (batch) => {
     await producer.send({ topic: deps.topic, acks: -1, messages: batch.entries.map((e) => toMessage(e.event)) });

@@ -1,0 +1,86 @@
+import { randomBytes } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config.js';
+import { AGGREGATOR_GROUP } from '../../src/counters/aggregator.js';
+import { createEventLogs } from '../../src/events/eventLog.js';
+import { RELAY_GROUP } from '../../src/events/kafka/relay.js';
+import { createLogger } from '../../src/log.js';
+import { createCounterFixture, type CounterFixture } from '../support/counterFixture.js';
+import { TEST_REDIS_URL } from '../support/env.js';
+import { startKafka, type TestKafka } from '../support/kafka.js';
+import { spawnTsx } from '../support/process.js';
+import { waitUntil } from '../support/wait.js';
+
+let kafka: TestKafka;
+let f: CounterFixture;
+beforeAll(async () => {
+  kafka = await startKafka();
+  console.log(`relay: running against ${kafka.label}`);
+  f = createCounterFixture({ partitions: 2, leaseMs: 1000 });
+});
+afterAll(async () => {
+  await f.close();
+  await kafka.stop();
+});
+
+describe('the Kafka relay', () => {
+  it('may send an event twice when it dies before acknowledging, but never loses one, and counts stay exact', async () => {
+    const id = randomBytes(3).toString('hex');
+    const env = {
+      NODE_ENV: 'test',
+      REDIS_URL: TEST_REDIS_URL,
+      REDIS_KEY_PREFIX: f.prefix,
+      PARTITIONS: '2',
+      CONSUMER_LEASE_MS: '1000',
+      EVENT_LOG: 'kafka',
+      KAFKA_BROKERS: kafka.brokers.join(','),
+      KAFKA_TOPIC: `counter-events-${id}`,
+      KAFKA_GROUP_PREFIX: `${id}-`,
+      KAFKA_IDEMPOTENT: process.env.KAFKA_BROKERS ? 'true' : 'false',
+      KAFKA_SESSION_TIMEOUT_MS: '6000',
+    };
+    // Zeroed counters, so the fold adds deltas (a missing SDS would be rebuilt from facts).
+    for (let post = 900; post < 904; post++) await f.postCounters.initialize(post);
+    for (let u = 1; u <= 30; u++) await f.set(u, 900 + (u % 4));
+
+    const dying = spawnTsx('test/fixtures/dyingRelay.ts', [], env);
+    await dying.waitFor(/sent \d+/, 30_000);
+    dying.child.kill('SIGKILL');
+    await dying.exited;
+    const [pending] = await Promise.all(f.allPartitions.map((p) => f.redis.xpending(f.keys.outbox(p), RELAY_GROUP)));
+    expect(pending?.[0]).toBeGreaterThan(0); // sent to Kafka, never acknowledged in the outbox
+    for (let u = 31; u <= 40; u++) await f.set(u, 900 + (u % 4));
+
+    const logs = createEventLogs(loadConfig(env), f.redis, f.keys, createLogger({ logLevel: 'silent' }));
+    const relay = logs.createRelay!();
+    const deliveries = new Map<string, number>();
+    const aggregation = logs.consumed.subscribe(AGGREGATOR_GROUP, async (batch) => {
+      for (const { event } of batch.entries) {
+        const key = `${event.partition}/${event.id}`;
+        deliveries.set(key, (deliveries.get(key) ?? 0) + 1);
+      }
+      await f.aggregator.applyBatch(batch);
+    });
+    await relay.start();
+    await aggregation.start();
+    try {
+      await waitUntil(async () => deliveries.size === 40, { what: 'all 40 events through Kafka', timeoutMs: 40_000 });
+      expect([...deliveries.values()].some((n) => n > 1)).toBe(true); // the re-sent batch
+      await waitUntil(async () => {
+        for (const p of f.allPartitions) {
+          const newest = (await f.redis.xrevrange(f.keys.outbox(p), '+', '-', 'COUNT', 1))[0]?.[0];
+          if (newest && (await f.redis.hget(f.keys.aggState(p), 'event')) !== newest) return false;
+        }
+        return true;
+      }, { what: 'everything applied' });
+    } finally {
+      await aggregation.stop();
+      await relay.stop();
+      await logs.close();
+    }
+    const folded = await f.flusher.foldPartitions(f.allPartitions);
+    expect(folded.rebuilt).toBe(0);
+    for (let post = 900; post < 904; post++) expect((await f.sdsOf(post))?.[1]).toBe((await f.factsOf(post)).likes);
+    expect((await f.factsOf(900)).likes + (await f.factsOf(901)).likes + (await f.factsOf(902)).likes + (await f.factsOf(903)).likes).toBe(40);
+  }, 90_000);
+});
