@@ -1,7 +1,6 @@
-import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../support/app.js';
-import { startKafka, type TestKafka } from '../support/kafka.js';
+import { kafkaEnv, startKafka, type TestKafka } from '../support/kafka.js';
 import { runLikeStorm } from '../support/storm.js';
 import { waitFor } from '../support/wait.js';
 
@@ -12,15 +11,7 @@ let t: TestApp;
 beforeAll(async () => {
   kafka = await startKafka();
   console.log(`likes over Kafka: running against ${kafka.label}`);
-  const id = randomBytes(3).toString('hex');
-  t = await startTestApp({
-    EVENT_LOG: 'kafka',
-    KAFKA_BROKERS: kafka.brokers.join(','),
-    KAFKA_TOPIC: `counter-events-${id}`,
-    KAFKA_GROUP_PREFIX: `${id}-`,
-    KAFKA_IDEMPOTENT: process.env.KAFKA_BROKERS ? 'true' : 'false',
-    KAFKA_SESSION_TIMEOUT_MS: '6000',
-  });
+  t = await startTestApp(kafkaEnv(kafka));
   // Consumer groups take a few seconds to form: wait until a first like is counted.
   const [probe] = await t.createPosts(1);
   await t.gql('mutation($id: ID!) { setLikeRelation(input: { postId: $id, active: true }) { changed } }', { id: probe }, { token: await t.token(2) });

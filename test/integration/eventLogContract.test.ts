@@ -1,6 +1,5 @@
 // The event log contract, run against both adapters: Redis Streams (the embedded default)
 // and Kafka (relay + kafkajs consumers) on a real Kafka-protocol broker.
-import { randomBytes } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { AGGREGATOR_GROUP } from '../../src/counters/aggregator.js';
@@ -11,7 +10,7 @@ import type { EventBatch, Subscription } from '../../src/events/types.js';
 import { createLogger } from '../../src/log.js';
 import { createCounterFixture, type CounterFixture } from '../support/counterFixture.js';
 import { TEST_REDIS_URL } from '../support/env.js';
-import { startKafka, type TestKafka } from '../support/kafka.js';
+import { kafkaEnv, startKafka, type TestKafka } from '../support/kafka.js';
 import { spawnTsx } from '../support/process.js';
 import { waitUntil } from '../support/wait.js';
 
@@ -31,7 +30,6 @@ describe.each(['redis', 'kafka'] as const)('event log contract: %s', (adapter) =
 
   beforeEach(async () => {
     f = createCounterFixture({ partitions: PARTITIONS, leaseMs: 1000 });
-    const id = randomBytes(3).toString('hex');
     env = {
       NODE_ENV: 'test',
       REDIS_URL: TEST_REDIS_URL,
@@ -40,13 +38,8 @@ describe.each(['redis', 'kafka'] as const)('event log contract: %s', (adapter) =
       CONSUMER_LEASE_MS: '1000',
       AGGREGATOR_BATCH_SIZE: '50',
       EVENT_RETENTION_MS: '3600000',
+      ...kafkaEnv(kafka),
       EVENT_LOG: adapter,
-      KAFKA_BROKERS: kafka.brokers.join(','),
-      KAFKA_TOPIC: `counter-events-${id}`,
-      KAFKA_GROUP_PREFIX: `${id}-`,
-      // librdkafka's mock cluster has no controller for InitProducerId; a real cluster does.
-      KAFKA_IDEMPOTENT: process.env.KAFKA_BROKERS ? 'true' : 'false',
-      KAFKA_SESSION_TIMEOUT_MS: '6000',
     };
     logs = createEventLogs(loadConfig(env), f.redis, f.keys, createLogger({ logLevel: 'silent' }));
     await f.redis.hset(f.keys.meta(), 'history', 'complete'); // a deployment that starts now

@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { AGGREGATOR_GROUP } from '../../src/counters/aggregator.js';
@@ -7,7 +6,7 @@ import { RELAY_GROUP } from '../../src/events/kafka/relay.js';
 import { createLogger } from '../../src/log.js';
 import { createCounterFixture, type CounterFixture } from '../support/counterFixture.js';
 import { TEST_REDIS_URL } from '../support/env.js';
-import { startKafka, type TestKafka } from '../support/kafka.js';
+import { kafkaEnv, startKafka, type TestKafka } from '../support/kafka.js';
 import { spawnTsx } from '../support/process.js';
 import { waitUntil } from '../support/wait.js';
 
@@ -25,19 +24,13 @@ afterAll(async () => {
 
 describe('the Kafka relay', () => {
   it('may send an event twice when it dies before acknowledging, but never loses one, and counts stay exact', async () => {
-    const id = randomBytes(3).toString('hex');
     const env = {
       NODE_ENV: 'test',
       REDIS_URL: TEST_REDIS_URL,
       REDIS_KEY_PREFIX: f.prefix,
       PARTITIONS: '2',
       CONSUMER_LEASE_MS: '1000',
-      EVENT_LOG: 'kafka',
-      KAFKA_BROKERS: kafka.brokers.join(','),
-      KAFKA_TOPIC: `counter-events-${id}`,
-      KAFKA_GROUP_PREFIX: `${id}-`,
-      KAFKA_IDEMPOTENT: process.env.KAFKA_BROKERS ? 'true' : 'false',
-      KAFKA_SESSION_TIMEOUT_MS: '6000',
+      ...kafkaEnv(kafka),
     };
     // Zeroed counters, so the fold adds deltas (a missing SDS would be rebuilt from facts).
     for (let post = 900; post < 904; post++) await f.postCounters.initialize(post);

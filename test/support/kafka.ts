@@ -2,6 +2,7 @@
 // mock cluster from Debian's kcat, a Kafka-protocol broker on loopback (closing its stdin
 // stops it). Tests name the broker they ran against.
 import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 
 export interface TestKafka {
   brokers: string[];
@@ -40,5 +41,19 @@ export async function startKafka(): Promise<TestKafka> {
         kcat.once('exit', () => resolve());
         kcat.stdin.end();
       }),
+  };
+}
+
+/** Settings for a Tally process on this broker, with a topic and groups of its own. */
+export function kafkaEnv(kafka: TestKafka): Record<string, string> {
+  const id = randomBytes(3).toString('hex');
+  return {
+    EVENT_LOG: 'kafka',
+    KAFKA_BROKERS: kafka.brokers.join(','),
+    KAFKA_TOPIC: `counter-events-${id}`,
+    KAFKA_GROUP_PREFIX: `${id}-`,
+    // librdkafka's mock cluster has no controller for InitProducerId; a real cluster does.
+    KAFKA_IDEMPOTENT: process.env.KAFKA_BROKERS ? 'true' : 'false',
+    KAFKA_SESSION_TIMEOUT_MS: '6000',
   };
 }
