@@ -37,18 +37,9 @@ local metrics = parseMetrics(ARGV[6])
 
 -- The asOf that holds once everything aggregated so far is folded: every change
 -- acknowledged before the first event the aggregator has not applied yet.
+-- The asOf that holds once everything aggregated so far is folded.
 local function asOfWhenFolded()
-  local time = rcall('TIME')
-  local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
-  local applied = rcall('HGET', KEYS[5], 'event')
-  local newest = newestEventId(KEYS[6])
-  if not newest or comparePositions(applied, newest) >= 0 then return now end
-  local start = applied and ('(' .. applied) or '-'
-  local nextEntry = rcall('XRANGE', KEYS[6], start, '+', 'COUNT', 1)[1]
-  if nextEntry then return tonumber(string.match(nextEntry[1], '^(%d+)')) end
-  -- The next event was trimmed from the outbox (it went on to Kafka) and is not applied
-  -- yet: all we can promise is what the applied event's time promises.
-  return applied and tonumber(string.match(applied, '^(%d+)')) or 0
+  return coveredUntil(rcall('HGET', KEYS[5], 'event'), KEYS[6])
 end
 
 local function publish(asOf)

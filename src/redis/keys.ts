@@ -34,6 +34,8 @@ export function createKeys(prefix: string, partitions: number) {
     replayedEntities: (n: number) => `${prefix}rpl:${p(n)}:entities`,
     /** Prefix of replay's per-entity sums (hash: SDS index -> count). */
     replayedPrefix: (n: number) => `${prefix}rpl:${p(n)}:${SCHEMA}:`,
+    /** Newest event id of the partition the fact persister has written to PostgreSQL. */
+    persisted: (n: number) => `${prefix}persisted:${p(n)}`,
     /** Consumer lease of one partition for one group. */
     lease: (n: number, group: string) => `${prefix}lease:${p(n)}:${group}`,
     // Prefixes for keys a script builds per entity (`<prefix><type>:<id>`).
@@ -69,6 +71,12 @@ export function createKeys(prefix: string, partitions: number) {
     /** First result of an idempotent mutation, in the entity's slot so the script can reach it. */
     idempotency: (entity: EntityRef, userId: number, key: string) =>
       `${prefix}idem:${p(partitionOf(entity))}:${userId}:${key}`,
+    /** The user's counters (SDS: followings, followers, posts, likesReceived, favsReceived). */
+    userCounters: (userId: number) => `${prefix}ucnt:${u(userPartition(userId, partitions))}:${SCHEMA}:${userId}`,
+    /** Version of the cached user counters (rows older than it are not written). */
+    userCountersVersion: (userId: number) => `${prefix}ucntv:${u(userPartition(userId, partitions))}:${userId}`,
+    /** Epoch ms: every change acknowledged before it is in the user counters. */
+    usersAsOf: () => `${prefix}uasof`,
     /** Which request a user's idempotency key was first used for (in the user's slot). */
     idempotencyClaim: (userId: number, key: string) =>
       `${prefix}idemu:${u(userPartition(userId, partitions))}:${userId}:${key}`,

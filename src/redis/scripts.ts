@@ -45,6 +45,9 @@ export interface ScriptCommands {
   acquireRebuild(...args: Arg[]): Promise<[number, number?] | number>;
   inspectCounters(...args: Arg[]): Promise<number[]>;
   switchReplayedCounters(...args: Arg[]): Promise<[number, number] | number>;
+  persistedAsOf(persistedKey: string, outboxKey: string): Promise<number>;
+  setUserCounters(...args: Arg[]): Promise<number>;
+  raisePosition(key: string, position: string): Promise<number>;
   renewLease(key: string, holder: string, ms: number): Promise<number>;
   releaseLease(key: string, holder: string): Promise<number>;
 }

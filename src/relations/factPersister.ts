@@ -1,10 +1,20 @@
 // Writes relation facts to PostgreSQL from the event log (consumer group `counter-facts`):
-// the durable copy that lists ("who liked this") and recovery read. One statement per batch;
-// a row only ever moves to a newer version, so a redelivered or reordered event is harmless.
+// the durable copy that lists ("who liked this") and recovery read. One transaction per
+// batch: the facts (a row only ever moves to a newer version, so a redelivered or reordered
+// event is harmless), and the user counters the facts that really changed move (a like
+// moves its post's author's likesReceived; a follow moves both users). After the commit the
+// new counter rows go to the Redis cache, and the partition's persisted position is
+// recorded (the user counters' asOf is derived from it).
+import type { UserCounters } from '../counters/userCounters.js';
 import type { Db } from '../db/client.js';
+import { addUserCounts, type UserCountValues, ZERO_COUNTS } from '../db/userCounters.js';
 import type { EventBatch, EventLog, Subscription } from '../events/types.js';
 import type { Logger } from '../log.js';
+import type { Keys } from '../redis/keys.js';
+import type { ScriptedRedis } from '../redis/scripts.js';
 import { packVersion } from './factVersion.js';
+import { METRICS, POST } from './kinds.js';
+import { FOLLOW, USER } from './follows.js';
 
 export const PERSISTER_GROUP = 'counter-facts';
 
@@ -16,6 +26,7 @@ interface FactRow {
   active: boolean;
   version: bigint;
   at: Date;
+  authorId: number;
 }
 
 /** The newest state per (user, entity, kind) in a batch: one row each, as one statement requires. */
@@ -34,31 +45,92 @@ export function latestFacts(batch: EventBatch): FactRow[] {
       active: event.delta > 0,
       version,
       at: new Date(event.ts),
+      authorId: event.authorId,
     });
   }
   return [...latest.values()];
 }
 
-export function createFactPersister(deps: { db: Db; logger: Logger }) {
+interface Changed {
+  user_id: bigint;
+  entity_type: string;
+  entity_id: bigint;
+  kind: string;
+  active: boolean;
+  was_active: boolean;
+}
+
+/** What the facts that changed do to users' counters. */
+function userDeltas(changed: Changed[], rows: FactRow[]): Map<number, UserCountValues> {
+  const deltas = new Map<number, UserCountValues>();
+  const add = (userId: number, field: keyof UserCountValues, by: number) => {
+    const d = deltas.get(userId) ?? { ...ZERO_COUNTS };
+    d[field] += by;
+    deltas.set(userId, d);
+  };
+  for (const c of changed) {
+    const net = (c.active ? 1 : 0) - (c.was_active ? 1 : 0);
+    if (net === 0) continue;
+    const [userId, entityId] = [Number(c.user_id), Number(c.entity_id)];
+    if (c.entity_type === POST) {
+      const row = rows.find((r) => r.userId === userId && r.entityId === entityId && r.kind === c.kind && r.entityType === POST);
+      if (!row) continue;
+      if (c.kind === METRICS.LIKE.name) add(row.authorId, 'likesReceived', net);
+      if (c.kind === METRICS.FAV.name) add(row.authorId, 'favsReceived', net);
+    } else if (c.entity_type === USER && c.kind === FOLLOW) {
+      add(entityId, 'followers', net);
+      add(userId, 'followings', net);
+    }
+  }
+  return deltas;
+}
+
+export interface FactPersisterDeps {
+  db: Db;
+  redis: ScriptedRedis;
+  keys: Keys;
+  userCounters: UserCounters;
+  logger: Logger;
+}
+
+export function createFactPersister(deps: FactPersisterDeps) {
   const { db, logger } = deps;
 
   async function persist(batch: EventBatch): Promise<number> {
     const rows = latestFacts(batch);
     if (rows.length === 0) return 0;
-    return db.$executeRaw`
-      INSERT INTO relation_facts (user_id, entity_type, entity_id, kind, active, version, updated_at)
-      SELECT * FROM unnest(
-        ${rows.map((r) => String(r.userId))}::bigint[],
-        ${rows.map((r) => r.entityType)}::varchar[],
-        ${rows.map((r) => String(r.entityId))}::bigint[],
-        ${rows.map((r) => r.kind)}::varchar[],
-        ${rows.map((r) => r.active)}::boolean[],
-        ${rows.map((r) => String(r.version))}::bigint[],
-        ${rows.map((r) => r.at.toISOString())}::timestamptz[]
-      )
-      ON CONFLICT (user_id, entity_type, entity_id, kind) DO UPDATE
-        SET active = EXCLUDED.active, version = EXCLUDED.version, updated_at = EXCLUDED.updated_at
-        WHERE relation_facts.version < EXCLUDED.version`;
+    const counterRows = await db.$transaction(async (tx) => {
+      const changed = await tx.$queryRaw<Changed[]>`
+        WITH incoming AS (
+          SELECT * FROM unnest(
+            ${rows.map((r) => String(r.userId))}::bigint[],
+            ${rows.map((r) => r.entityType)}::varchar[],
+            ${rows.map((r) => String(r.entityId))}::bigint[],
+            ${rows.map((r) => r.kind)}::varchar[],
+            ${rows.map((r) => r.active)}::boolean[],
+            ${rows.map((r) => String(r.version))}::bigint[],
+            ${rows.map((r) => r.at.toISOString())}::timestamptz[]
+          ) AS i(user_id, entity_type, entity_id, kind, active, version, updated_at)
+        ),
+        before AS (
+          SELECT f.user_id, f.entity_type, f.entity_id, f.kind, f.active
+          FROM relation_facts f JOIN incoming USING (user_id, entity_type, entity_id, kind)
+        ),
+        written AS (
+          INSERT INTO relation_facts (user_id, entity_type, entity_id, kind, active, version, updated_at)
+          SELECT user_id, entity_type, entity_id, kind, active, version, updated_at FROM incoming
+          ON CONFLICT (user_id, entity_type, entity_id, kind) DO UPDATE
+            SET active = EXCLUDED.active, version = EXCLUDED.version, updated_at = EXCLUDED.updated_at
+            WHERE relation_facts.version < EXCLUDED.version
+          RETURNING user_id, entity_type, entity_id, kind, active
+        )
+        SELECT w.user_id, w.entity_type, w.entity_id, w.kind, w.active, COALESCE(b.active, false) AS was_active
+        FROM written w LEFT JOIN before b USING (user_id, entity_type, entity_id, kind)`;
+      return addUserCounts(tx, userDeltas(changed, rows));
+    });
+    await deps.userCounters.cache(counterRows);
+    await deps.redis.raisePosition(deps.keys.persisted(batch.partition), batch.entries.at(-1)!.event.id);
+    return rows.length;
   }
 
   return {

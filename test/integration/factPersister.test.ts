@@ -1,14 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import type { EventBatch } from '../../src/events/types.js';
-import { createLogger } from '../../src/log.js';
-import { createFactPersister, PERSISTER_GROUP } from '../../src/relations/factPersister.js';
+import { PERSISTER_GROUP } from '../../src/relations/factPersister.js';
 import { packVersion, unpackVersion } from '../../src/relations/factVersion.js';
 import { usePipelineWithDb } from '../support/pipelineWithDb.js';
 import { waitUntil } from '../support/wait.js';
 
 const pipeline = usePipelineWithDb();
 
-const persister = () => createFactPersister({ db: pipeline.db, logger: createLogger({ logLevel: 'silent' }) });
+const persister = () => pipeline.persister();
 
 async function factOf(userId: number, postId: number, kind = 'like') {
   const row = await pipeline.db.relationFact.findUnique({

@@ -44,7 +44,7 @@ describe('migrate', () => {
   it('applies every migration to a fresh database and records it as prisma migrate deploy does', async () => {
     const result = await migrate(db.url, dir);
     expect(result.applied.length).toBeGreaterThan(0);
-    expect(await tables()).toEqual(expect.arrayContaining(['_prisma_migrations', 'users', 'posts', 'follows']));
+    expect(await tables()).toEqual(expect.arrayContaining(['_prisma_migrations', 'users', 'posts', 'relation_facts', 'user_counters']));
     const rows = await query<{ migration_name: string; checksum: string; finished_at: Date | null; applied_steps_count: number; id: string }>(
       'SELECT * FROM "_prisma_migrations" ORDER BY migration_name',
     );

@@ -2,7 +2,6 @@ import { describe, expect, it } from 'vitest';
 import { createFactStore } from '../../src/db/facts.js';
 import { createLogger } from '../../src/log.js';
 import { createRecovery, type RecoveryProgress } from '../../src/recovery/recover.js';
-import { createFactPersister } from '../../src/relations/factPersister.js';
 import { usePipelineWithDb } from '../support/pipelineWithDb.js';
 import { deleteKeys } from '../support/redis.js';
 
@@ -19,7 +18,7 @@ describe('recovery', () => {
         if (u % 4 === 0) await f.set(u, post, true, 'FAV');
       }
     }
-    const persister = createFactPersister({ db, logger });
+    const persister = pipeline.persister();
     for (const p of f.allPartitions) await persister.persist(await f.batchOf(p));
     const before = await Promise.all(posts.map((id) => f.factsOf(id)));
 

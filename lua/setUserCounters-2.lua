@@ -1,0 +1,22 @@
+--[[
+  Caches a user's counters (the user SDS) unless the cache already holds a newer version:
+  two writers racing with rows of different versions leave the newer one.
+
+  Input:
+    KEYS[1] user SDS        ucnt:{uN}:v1:<user>
+    KEYS[2] its version     ucntv:{uN}:<user>
+    ARGV[1] version of the row (0: a user with no row yet, all zeros)   ARGV[2..6] followings, followers, posts, likesReceived, favsReceived
+
+  Output: 1 written, 0 the cache was newer
+]]
+--- @include "includes/sds"
+
+local version = tonumber(ARGV[1])
+if not version then return -2 end
+local cached = redis.call('GET', KEYS[2])
+if cached and tonumber(cached) >= version then return 0 end
+local v = {}
+for i = 1, 5 do v[i] = clampCount(tonumber(ARGV[i + 1]) or 0) end
+redis.call('SET', KEYS[1], sdsEncode(v))
+redis.call('SET', KEYS[2], version)
+return 1

@@ -1,0 +1,72 @@
+// Users' counters as the read path sees them: the user SDS in Redis, a cache of the exact
+// rows in PostgreSQL (src/db/userCounters.ts), written with the row's version so a stale
+// write never wins. A page's users cost one round trip (every SDS plus the asOf); users
+// missing from the cache cost one SQL query and are cached again.
+import type { UserCountRow, UserCountValues, UserCounterStore } from '../db/userCounters.js';
+import { ZERO_COUNTS } from '../db/userCounters.js';
+import type { Keys } from '../redis/keys.js';
+import type { ScriptedRedis } from '../redis/scripts.js';
+import { decodeSds } from './sds.js';
+
+export interface UserCounts extends UserCountValues {
+  /** Every change acknowledged before this instant is included; null when not known yet. */
+  asOf: Date | null;
+}
+
+const fromSds = (v: number[]): UserCountValues => ({
+  followings: v[0]!,
+  followers: v[1]!,
+  posts: v[2]!,
+  likesReceived: v[3]!,
+  favsReceived: v[4]!,
+});
+
+export function createUserCounters(deps: { redis: ScriptedRedis; keys: Keys; store: UserCounterStore }) {
+  const { redis, keys, store } = deps;
+
+  async function cache(rows: readonly UserCountRow[]): Promise<void> {
+    await Promise.all(
+      rows.map((r) =>
+        redis.setUserCounters(
+          keys.userCounters(r.userId), keys.userCountersVersion(r.userId), String(r.version),
+          r.followings, r.followers, r.posts, r.likesReceived, r.favsReceived,
+        ),
+      ),
+    );
+  }
+
+  return {
+    cache,
+
+    async load(userIds: readonly number[]): Promise<UserCounts[]> {
+      const [raw, asOfRaw] = await Promise.all([
+        Promise.all(userIds.map((id) => redis.getBuffer(keys.userCounters(id)))),
+        redis.get(keys.usersAsOf()),
+      ]);
+      const asOf = asOfRaw ? new Date(Number(asOfRaw)) : null;
+      const values = raw.map((r) => decodeSds(r));
+      const missing = userIds.filter((_, i) => values[i] === null);
+      const found = missing.length > 0 ? await store.byIds(missing) : [];
+      // Users without a row have counted nothing yet: cache zeros at version 0.
+      const rows = [...found, ...missing.filter((id) => !found.some((r) => r.userId === id)).map((userId) => ({ userId, ...ZERO_COUNTS, version: 0n }))];
+      if (rows.length > 0) await cache(rows);
+      const byId = new Map(rows.map((r) => [r.userId, r]));
+      return userIds.map((id, i) => {
+        const sds = values[i];
+        return { ...(sds ? fromSds(sds) : (byId.get(id) ?? ZERO_COUNTS)), asOf };
+      });
+    },
+
+    /** Publishes how far the user counters are complete: the least-covered partition decides. */
+    async publishAsOf(): Promise<number> {
+      const covered = await Promise.all(
+        Array.from({ length: keys.partitions }, (_, p) => redis.persistedAsOf(keys.persisted(p), keys.outbox(p))),
+      );
+      const asOf = Math.min(...covered);
+      if (asOf > 0) await redis.set(keys.usersAsOf(), asOf);
+      return asOf;
+    },
+  };
+}
+
+export type UserCounters = ReturnType<typeof createUserCounters>;

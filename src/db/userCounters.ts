@@ -1,0 +1,112 @@
+// Users' counters in PostgreSQL: changed by deltas inside the transactions that change what
+// they count, and recomputable from the base tables (relation facts, posts) under a row lock.
+import type { Db } from './client.js';
+
+export interface UserCountValues {
+  followings: number;
+  followers: number;
+  posts: number;
+  likesReceived: number;
+  favsReceived: number;
+}
+
+export interface UserCountRow extends UserCountValues {
+  userId: number;
+  version: bigint;
+}
+
+export const ZERO_COUNTS: UserCountValues = { followings: 0, followers: 0, posts: 0, likesReceived: 0, favsReceived: 0 };
+
+/** A client or an interactive transaction. */
+type Sql = Pick<Db, '$queryRaw'>;
+
+interface RawRow {
+  user_id: bigint;
+  followings: number;
+  followers: number;
+  posts: number;
+  likes_received: number;
+  favs_received: number;
+  version: bigint;
+}
+
+const toRow = (r: RawRow): UserCountRow => ({
+  userId: Number(r.user_id),
+  followings: r.followings,
+  followers: r.followers,
+  posts: r.posts,
+  likesReceived: r.likes_received,
+  favsReceived: r.favs_received,
+  version: r.version,
+});
+
+/** Adds deltas (in user id order, so concurrent transactions cannot deadlock); returns the new rows. */
+export async function addUserCounts(sql: Sql, deltas: Map<number, UserCountValues>): Promise<UserCountRow[]> {
+  const ids = [...deltas.keys()].sort((a, b) => a - b);
+  if (ids.length === 0) return [];
+  const column = (pick: (d: UserCountValues) => number) => ids.map((id) => pick(deltas.get(id)!));
+  const rows = await sql.$queryRaw<RawRow[]>`
+    INSERT INTO user_counters (user_id, followings, followers, posts, likes_received, favs_received)
+    SELECT * FROM unnest(
+      ${ids.map(String)}::bigint[], ${column((d) => d.followings)}::int[], ${column((d) => d.followers)}::int[],
+      ${column((d) => d.posts)}::int[], ${column((d) => d.likesReceived)}::int[], ${column((d) => d.favsReceived)}::int[]
+    )
+    ON CONFLICT (user_id) DO UPDATE SET
+      followings = user_counters.followings + EXCLUDED.followings,
+      followers = user_counters.followers + EXCLUDED.followers,
+      posts = user_counters.posts + EXCLUDED.posts,
+      likes_received = user_counters.likes_received + EXCLUDED.likes_received,
+      favs_received = user_counters.favs_received + EXCLUDED.favs_received,
+      version = user_counters.version + 1,
+      updated_at = now()
+    RETURNING user_id, followings, followers, posts, likes_received, favs_received, version`;
+  return rows.map(toRow);
+}
+
+/** The counts as the base tables say now (what the stored counters must equal). */
+async function fromBaseTables(sql: Sql, userIds: readonly number[]): Promise<Map<number, UserCountValues>> {
+  const rows = await sql.$queryRaw<(Omit<RawRow, 'version'>)[]>`
+    SELECT u.id AS user_id,
+      (SELECT count(*) FROM relation_facts f WHERE f.user_id = u.id AND f.kind = 'follow' AND f.active)::int AS followings,
+      (SELECT count(*) FROM relation_facts f WHERE f.entity_type = 'user' AND f.entity_id = u.id AND f.kind = 'follow' AND f.active)::int AS followers,
+      (SELECT count(*) FROM posts p WHERE p.author_id = u.id AND p.deleted_at IS NULL)::int AS posts,
+      (SELECT count(*) FROM relation_facts f JOIN posts p ON p.id = f.entity_id
+         WHERE f.entity_type = 'post' AND p.author_id = u.id AND f.kind = 'like' AND f.active)::int AS likes_received,
+      (SELECT count(*) FROM relation_facts f JOIN posts p ON p.id = f.entity_id
+         WHERE f.entity_type = 'post' AND p.author_id = u.id AND f.kind = 'fav' AND f.active)::int AS favs_received
+    FROM unnest(${userIds.map(String)}::bigint[]) AS u(id)`;
+  return new Map(rows.map((r) => [Number(r.user_id), { followings: r.followings, followers: r.followers, posts: r.posts, likesReceived: r.likes_received, favsReceived: r.favs_received }]));
+}
+
+export function createUserCounterStore(db: Db) {
+  return {
+    async byIds(userIds: readonly number[]): Promise<UserCountRow[]> {
+      const rows = await db.$queryRaw<RawRow[]>`
+        SELECT user_id, followings, followers, posts, likes_received, favs_received, version
+        FROM user_counters WHERE user_id = ANY(${userIds.map(String)}::bigint[])`;
+      return rows.map(toRow);
+    },
+
+    fromBaseTables: (userIds: readonly number[]) => fromBaseTables(db, userIds),
+
+    /**
+     * Recomputes one user's counters from the base tables. The row lock makes transactions
+     * that add deltas for this user wait, so none is lost or counted twice.
+     */
+    async recompute(userId: number): Promise<UserCountRow> {
+      return db.$transaction(async (tx) => {
+        await tx.$executeRaw`INSERT INTO user_counters (user_id) VALUES (${userId}) ON CONFLICT DO NOTHING`;
+        await tx.$queryRaw`SELECT 1 FROM user_counters WHERE user_id = ${userId} FOR UPDATE`;
+        const counts = (await fromBaseTables(tx, [userId])).get(userId) ?? ZERO_COUNTS;
+        const [row] = await tx.$queryRaw<RawRow[]>`
+          UPDATE user_counters SET followings = ${counts.followings}, followers = ${counts.followers}, posts = ${counts.posts},
+            likes_received = ${counts.likesReceived}, favs_received = ${counts.favsReceived}, version = version + 1, updated_at = now()
+          WHERE user_id = ${userId}
+          RETURNING user_id, followings, followers, posts, likes_received, favs_received, version`;
+        return toRow(row!);
+      });
+    },
+  };
+}
+
+export type UserCounterStore = ReturnType<typeof createUserCounterStore>;
