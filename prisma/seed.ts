@@ -4,7 +4,9 @@
 // the real write path with absolute states, so a second run changes nothing.
 import { loadConfig } from '../src/config.js';
 import { createPostCounters } from '../src/counters/postCounters.js';
+import { createUserCounters } from '../src/counters/userCounters.js';
 import { createDb, type Db } from '../src/db/client.js';
+import { createUserCounterStore } from '../src/db/userCounters.js';
 import { createLogger } from '../src/log.js';
 import { createRedis } from '../src/redis/client.js';
 import { checkDeployment } from '../src/redis/deployment.js';
@@ -68,6 +70,9 @@ async function seed() {
       console.log(`created ${posts.length} demo posts`);
     }
 
+    // Posts were written in bulk, past the per-post counter updates: count them from the tables.
+    const counters = createUserCounterStore(db);
+    await createUserCounters({ redis, keys, store: counters }).cache(await Promise.all(userIds.map((id) => counters.recompute(id))));
     const changed = await seedRelations(db, redis, keys);
     console.log(`demo world ready: ${DEMO_USERS} users, ${changed} likes and favourites set`);
   } finally {

@@ -4,10 +4,13 @@ import type { AddressInfo } from 'node:net';
 import { createAuth } from './auth/jwt.js';
 import type { Config } from './config.js';
 import { createPostCounters } from './counters/postCounters.js';
+import { createUserCounters } from './counters/userCounters.js';
+import { createUserCounterStore } from './db/userCounters.js';
 import { createDb, type DbOptions } from './db/client.js';
 import { createFactStore } from './db/facts.js';
 import { createPostCache } from './db/postCache.js';
 import { createPostStore } from './db/posts.js';
+import { createRelationLists } from './db/relationLists.js';
 import { createUserStore } from './db/users.js';
 import { createApollo } from './graphql/apollo.js';
 import { createContextFactory } from './graphql/context.js';
@@ -50,8 +53,10 @@ export function createApp(config: Config, options: AppOptions = {}) {
     users: createUserStore(db),
     posts,
     postCache: createPostCache(posts, config.postCacheTtlMs),
+    userCounters: createUserCounters({ redis, keys, store: createUserCounterStore(db) }),
     postCounters: createPostCounters({ redis, keys, onMissing: (id) => rebuildRequests.request({ type: POST, id }) }),
     relations: createRelationStore(redis, keys),
+    lists: createRelationLists(db),
     cursors: createCursorCodec(config.cursorSecret),
     recoveryFlag: createRecoveryFlag(redis, keys),
     durableReads: createDurableReads(facts),

@@ -65,8 +65,10 @@ export function createWorkers(config: Config, keys: Keys, logger: Logger, db: Db
     intervalMs: config.flushIntervalMs,
     partitionsPerJob: config.flushPartitionsPerJob,
     logger,
-    onFlushed: ({ rebuilt }) => {
+    onFlushed: async ({ partitions, rebuilt }) => {
       if (rebuilt > 0) metrics.rebuilds.inc({ via: 'flush', outcome: 'done' }, rebuilt);
+      // Once per interval (by the job that owns partition 0): how complete user counters are.
+      if (partitions.includes(0)) await userCounters.publishAsOf();
     },
   });
 

@@ -41,7 +41,7 @@ export async function seedWorld(env: Record<string, string>): Promise<World> {
 
     const author = () => userIds[Math.floor(rand() * USERS)]!;
     const createPost = async (title: string) => {
-      const post = await services.posts.create(author(), title, `Body of ${title}.`);
+      const { post } = await services.posts.create(author(), title, `Body of ${title}.`);
       await services.postCounters.initialize(post.id);
       return post;
     };

@@ -4,9 +4,12 @@
 import type { Logger } from 'pino';
 import type { Keys } from '../redis/keys.js';
 import type { ScriptedRedis } from '../redis/scripts.js';
+import { POST } from '../relations/kinds.js';
 import { comparePositions, type EventBatch, type EventLog, type LogEntry, type Subscription } from '../events/types.js';
 
 export const AGGREGATOR_GROUP = 'counter-agg';
+/** Entities with SDS counters folded from events. (Follows move user counters, which the fact persister keeps.) */
+const COUNTED_TYPES = new Set([POST]);
 
 const MAX_ATTEMPTS = 8;
 
@@ -53,7 +56,7 @@ export function createAggregator(deps: { redis: ScriptedRedis; keys: Keys; logge
         entries.reduce((newest, e) => (comparePositions(e.event.id, newest) > 0 ? e.event.id : newest), '0-0'),
         keys.aggPrefix(partition),
       ];
-      const sums = sumByEntity(entries);
+      const sums = sumByEntity(entries.filter((e) => COUNTED_TYPES.has(e.event.entityType)));
       args.push(sums.length);
       for (const sum of sums) {
         const fields = [...sum.deltas].filter(([, delta]) => delta !== 0);

@@ -1,6 +1,7 @@
 // Posts in PostgreSQL. Deletion is soft: a deleted post keeps its row (facts and counters
 // may still point at it) but disappears from every read.
 import type { Db } from './client.js';
+import { addUserCounts, ZERO_COUNTS, type UserCountRow } from './userCounters.js';
 
 export interface PostModel {
   id: number;
@@ -36,17 +37,24 @@ const LIVE = { deletedAt: null };
 
 export function createPostStore(db: Db) {
   return {
-    async create(authorId: number, title: string, body: string): Promise<PostModel> {
-      return toPost(await db.post.create({ data: { authorId, title, body } }));
+    /** Creates a post and counts it in its author's counters, in one transaction. */
+    async create(authorId: number, title: string, body: string): Promise<{ post: PostModel; counters: UserCountRow[] }> {
+      return db.$transaction(async (tx) => {
+        const post = toPost(await tx.post.create({ data: { authorId, title, body } }));
+        const counters = await addUserCounts(tx, new Map([[authorId, { ...ZERO_COUNTS, posts: 1 }]]));
+        return { post, counters };
+      });
     },
 
-    /** Soft-deletes a live post; returns null when there is no live post with that id. */
-    async softDelete(id: number): Promise<PostModel | null> {
-      const rows = await db.post.updateManyAndReturn({
-        where: { id, ...LIVE },
-        data: { deletedAt: new Date() },
+    /** Soft-deletes a live post and uncounts it, in one transaction; null when there is no live post. */
+    async softDelete(id: number): Promise<{ post: PostModel; counters: UserCountRow[] } | null> {
+      return db.$transaction(async (tx) => {
+        const [row] = await tx.post.updateManyAndReturn({ where: { id, ...LIVE }, data: { deletedAt: new Date() } });
+        if (!row) return null;
+        const post = toPost(row);
+        const counters = await addUserCounts(tx, new Map([[post.authorId, { ...ZERO_COUNTS, posts: -1 }]]));
+        return { post, counters };
       });
-      return rows[0] ? toPost(rows[0]) : null;
     },
 
     /** Up to `n` live posts picked at random (ids drawn from the id range: no table scan). */

@@ -5,12 +5,14 @@ import type { Db } from './client.js';
 export interface UserModel {
   id: number;
   name: string | null;
+  likesPublic: boolean;
   createdAt: Date;
 }
 
-const toUser = (row: { id: bigint; name: string | null; createdAt: Date }): UserModel => ({
+const toUser = (row: { id: bigint; name: string | null; likesPublic: boolean; createdAt: Date }): UserModel => ({
   id: Number(row.id),
   name: row.name,
+  likesPublic: row.likesPublic,
   createdAt: row.createdAt,
 });
 
@@ -33,6 +35,10 @@ export function createUserStore(db: Db) {
                                 THEN now() ELSE users.updated_at END
         RETURNING name`;
       stored.set(id, { name: row?.name ?? name });
+    },
+
+    async updateProfile(id: number, changes: { likesPublic?: boolean }): Promise<UserModel> {
+      return toUser(await db.user.update({ where: { id }, data: changes }));
     },
 
     async byIds(ids: readonly number[]): Promise<UserModel[]> {

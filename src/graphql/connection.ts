@@ -12,3 +12,22 @@ export function toPage<T>(rows: readonly T[], limit: number, cursorOf: (node: T)
     pageInfo: { hasNextPage: rows.length > limit, endCursor: edges.at(-1)?.cursor ?? null },
   };
 }
+
+/**
+ * A page of a list whose scanned rows may be left out (deleted posts, private likes): the
+ * store scans `limit + 1` rows, `keep` drops some, and the cursor still moves past every
+ * scanned row, so a page whose rows were all dropped advances instead of repeating.
+ */
+export function toFilteredPage<R, T>(
+  scanned: readonly R[],
+  limit: number,
+  cursorOf: (row: R) => string,
+  nodes: readonly (T | null)[],
+): Page<T> {
+  const rows = scanned.slice(0, limit);
+  const edges = rows.flatMap((row, i) => (nodes[i] ? [{ cursor: cursorOf(row), node: nodes[i]! }] : []));
+  return {
+    edges,
+    pageInfo: { hasNextPage: scanned.length > limit, endCursor: rows.length > 0 ? cursorOf(rows.at(-1)!) : null },
+  };
+}

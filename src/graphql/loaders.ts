@@ -4,6 +4,7 @@
 import DataLoader from 'dataloader';
 import type { Viewer } from '../auth/jwt.js';
 import type { PostCounts } from '../counters/postCounters.js';
+import type { UserCounts } from '../counters/userCounters.js';
 import type { ViewerState } from '../relations/relationStore.js';
 import type { Services } from './services.js';
 import type { PostModel, UserModel } from './models.js';
@@ -28,6 +29,13 @@ export function createLoaders(services: Services, viewer: Viewer | null) {
     counts: new DataLoader<number, PostCounts>(async (postIds) => {
       const [inRecovery, counts] = await Promise.all([isRecovering(), services.postCounters.load(postIds)]);
       return inRecovery ? services.durableReads.counts(postIds) : counts;
+    }),
+    userCounts: new DataLoader<number, UserCounts>((userIds) => services.userCounters.load(userIds)),
+    /** Whether the viewer follows each user (false for anonymous viewers). */
+    followedByViewer: new DataLoader<number, boolean>(async (userIds) => {
+      if (!viewer) return userIds.map(() => false);
+      const [inRecovery, follows] = await Promise.all([isRecovering(), services.relations.follows(viewer.id, userIds)]);
+      return inRecovery ? services.durableReads.follows(viewer.id, userIds) : follows;
     }),
     /** The viewer's own state; never cached beyond this request. */
     viewerState: new DataLoader<number, ViewerState>(async (postIds) => {

@@ -2,20 +2,23 @@
 export type { PostModel } from '../db/posts.js';
 export type { UserModel } from '../db/users.js';
 import type { PostModel } from '../db/posts.js';
+import type { UserModel } from '../db/users.js';
+import type { Page } from './connection.js';
 
-export interface PostEdgeModel {
-  cursor: string;
-  node: PostModel;
-}
-
-export interface PostConnectionModel {
-  edges: PostEdgeModel[];
-  pageInfo: { hasNextPage: boolean; endCursor: string | null };
-}
+export type PostConnectionModel = Page<PostModel>;
+export type PostEdgeModel = PostConnectionModel['edges'][number];
+export type UserConnectionModel = Page<UserModel>;
+export type UserEdgeModel = UserConnectionModel['edges'][number];
 
 export interface LikeRelationPayloadModel {
   post: PostModel;
   kind: 'LIKE' | 'FAV';
+  active: boolean;
+  changed: boolean;
+}
+
+export interface FollowRelationPayloadModel {
+  user: UserModel;
   active: boolean;
   changed: boolean;
 }

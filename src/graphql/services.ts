@@ -1,8 +1,10 @@
 // The long-lived pieces resolvers use, built once per process and shared by every request.
 import type { Auth } from '../auth/jwt.js';
 import type { PostCounters } from '../counters/postCounters.js';
+import type { UserCounters } from '../counters/userCounters.js';
 import type { PostCache } from '../db/postCache.js';
 import type { PostStore } from '../db/posts.js';
+import type { RelationLists } from '../db/relationLists.js';
 import type { UserStore } from '../db/users.js';
 import type { DurableReads } from '../recovery/durableReads.js';
 import type { RecoveryFlag } from '../recovery/recoveryFlag.js';
@@ -15,7 +17,9 @@ export interface Services {
   posts: PostStore;
   postCache: PostCache;
   postCounters: PostCounters;
+  userCounters: UserCounters;
   relations: RelationStore;
+  lists: RelationLists;
   cursors: CursorCodec;
   /** Set while Redis is being recovered: reads then come from `durableReads`. */
   recoveryFlag: RecoveryFlag;

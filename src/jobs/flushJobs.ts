@@ -24,8 +24,8 @@ export interface FlushJobsOptions {
   intervalMs: number;
   partitionsPerJob: number;
   logger: Logger;
-  /** Called after each completed flush job (metrics). */
-  onFlushed?: (result: { partitions: number[]; folded: number; rebuilt: number; ms: number }) => void;
+  /** Runs after each completed flush job (metrics, the users' asOf). */
+  onFlushed?: (result: { partitions: number[]; folded: number; rebuilt: number; ms: number }) => Promise<void> | void;
 }
 
 export function createFlushJobs(options: FlushJobsOptions) {
@@ -40,7 +40,7 @@ export function createFlushJobs(options: FlushJobsOptions) {
       const started = Date.now();
       // On shutdown, stop between fold calls: the pass resumes on the next run, nothing is lost.
       const result = await options.flusher.foldPartitions(partitions, { shouldStop });
-      options.onFlushed?.({ partitions, folded: result.folded, rebuilt: result.rebuilt, ms: Date.now() - started });
+      await options.onFlushed?.({ partitions, folded: result.folded, rebuilt: result.rebuilt, ms: Date.now() - started });
       return result;
     },
   });

@@ -3,6 +3,7 @@
 // persister's lag, so they carry no asOf: they are the best answer, not a promise.
 import type { PostCounts } from '../counters/postCounters.js';
 import type { FactStore } from '../db/facts.js';
+import { FOLLOW, USER } from '../relations/follows.js';
 import { METRICS, POST } from '../relations/kinds.js';
 import type { ViewerState } from '../relations/relationStore.js';
 
@@ -12,6 +13,11 @@ export function createDurableReads(facts: FactStore) {
       const rows = await facts.counts(POST, postIds);
       const count = (id: number, kind: string) => rows.find((r) => r.entityId === id && r.kind === kind)?.count ?? 0;
       return postIds.map((id) => ({ likes: count(id, METRICS.LIKE.name), favs: count(id, METRICS.FAV.name), asOf: null }));
+    },
+
+    async follows(viewerId: number, userIds: readonly number[]): Promise<boolean[]> {
+      const rows = await facts.activeFor(viewerId, USER, userIds);
+      return userIds.map((id) => rows.some((r) => r.entityId === id && r.kind === FOLLOW));
     },
 
     async viewerStates(userId: number, postIds: readonly number[]): Promise<ViewerState[]> {

@@ -1,4 +1,4 @@
-import { forbidden, notFound } from '../../errors.js';
+import { badInput, forbidden, notFound } from '../../errors.js';
 import { BODY_MAX_CHARS, TITLE_MAX_CHARS, checkText, parseId } from '../args.js';
 import { requireViewer } from '../context.js';
 import type { MutationResolvers } from '../generated.js';
@@ -8,8 +8,8 @@ export const Mutation: MutationResolvers = {
     const viewer = requireViewer(ctx);
     const title = checkText(input.title, 'title', 1, TITLE_MAX_CHARS);
     const body = checkText(input.body, 'body', 0, BODY_MAX_CHARS);
-    const post = await ctx.services.posts.create(viewer.id, title, body);
-    await ctx.services.postCounters.initialize(post.id);
+    const { post, counters } = await ctx.services.posts.create(viewer.id, title, body);
+    await Promise.all([ctx.services.postCounters.initialize(post.id), ctx.services.userCounters.cache(counters)]);
     return post;
   },
 
@@ -23,7 +23,8 @@ export const Mutation: MutationResolvers = {
     ctx.loaders.post.clear(postId);
     ctx.services.postCache.forget(postId);
     if (!deleted) throw notFound(`post ${postId} not found`); // deleted concurrently
-    return deleted;
+    await ctx.services.userCounters.cache(deleted.counters);
+    return deleted.post;
   },
 
   setLikeRelation: async (_, { input }, ctx) => {
@@ -43,5 +44,30 @@ export const Mutation: MutationResolvers = {
     // The viewer's state on this post changed: later reads in this request must not reuse it.
     ctx.loaders.viewerState.clear(postId);
     return { post, kind, active: input.active, changed };
+  },
+
+  setFollowRelation: async (_, { input }, ctx) => {
+    const viewer = requireViewer(ctx);
+    const userId = parseId(input.userId, 'userId');
+    if (userId === viewer.id) throw badInput('you cannot follow yourself', { argumentName: 'userId' });
+    const user = await ctx.loaders.user.load(userId);
+    if (!user) throw notFound(`user ${userId} not found`);
+    const { changed } = await ctx.services.relations.setFollow({
+      userId: viewer.id,
+      followeeId: userId,
+      active: input.active,
+      idempotencyKey: input.idempotencyKey,
+    });
+    ctx.loaders.followedByViewer.clear(userId);
+    return { user, active: input.active, changed };
+  },
+
+  updateProfile: async (_, { input }, ctx) => {
+    const viewer = requireViewer(ctx);
+    const user = await ctx.services.users.updateProfile(viewer.id, {
+      ...(input.likesPublic != null && { likesPublic: input.likesPublic }),
+    });
+    ctx.loaders.user.clear(viewer.id).prime(viewer.id, user);
+    return user;
   },
 };

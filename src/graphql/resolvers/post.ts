@@ -1,4 +1,6 @@
+import { METRICS, POST } from '../../relations/kinds.js';
 import type { PostResolvers } from '../generated.js';
+import { listPage } from './lists.js';
 
 export const Post: PostResolvers = {
   id: (post) => String(post.id),
@@ -10,4 +12,17 @@ export const Post: PostResolvers = {
   },
   counts: (post, _, { loaders }) => loaders.counts.load(post.id),
   myState: (post, _, { viewer, loaders }) => (viewer ? loaders.viewerState.load(post.id) : null),
+
+  likers: (post, { kind, first, after }, ctx) => {
+    const metric = METRICS[kind ?? 'LIKE'].name;
+    return listPage(ctx, {
+      list: `likers:${metric}:${post.id}`,
+      first,
+      after,
+      scan: (limit, from) => ctx.services.lists.usersOf(POST, post.id, metric, limit, from),
+      load: (ids) => ctx.loaders.user.loadMany(ids),
+      // Private likes show only to their owner.
+      keep: (user) => user.likesPublic || user.id === ctx.viewer?.id,
+    });
+  },
 };

@@ -1,7 +1,7 @@
 import { parseId, parseIds, parsePageSize } from '../args.js';
 import { toPage } from '../connection.js';
 import type { QueryResolvers } from '../generated.js';
-import { feedCursor, feedPosition } from './feedCursor.js';
+import { decodePosition, encodePosition } from '../positionCursor.js';
 
 export const Query: QueryResolvers = {
   post: (_, { id }, { loaders }) => loaders.post.load(parseId(id)),
@@ -16,10 +16,10 @@ export const Query: QueryResolvers = {
 
   feed: async (_, { first, after }, { services, loaders }) => {
     const limit = parsePageSize(first);
-    const position = after == null ? null : feedPosition(services.cursors, after);
-    const rows = await services.posts.feedPage(limit + 1, position);
+    const position = decodePosition(services.cursors, 'feed', after);
+    const rows = await services.posts.feedPage(limit + 1, position && { createdAt: position.at, id: position.id });
     for (const post of rows) loaders.post.prime(post.id, post);
-    return toPage(rows, limit, (post) => feedCursor(services.cursors, post));
+    return toPage(rows, limit, (post) => encodePosition(services.cursors, 'feed', { at: post.createdAt, id: post.id }));
   },
 
   user: (_, { id }, { loaders }) => loaders.user.load(parseId(id)),

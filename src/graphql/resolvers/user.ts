@@ -1,5 +1,43 @@
+import { forbidden } from '../../errors.js';
+import { FOLLOW, USER } from '../../relations/follows.js';
+import { METRICS } from '../../relations/kinds.js';
 import type { UserResolvers } from '../generated.js';
+import { listPage } from './lists.js';
 
 export const User: UserResolvers = {
   id: (user) => String(user.id),
+  counts: (user, _, { loaders }) => loaders.userCounts.load(user.id),
+  followedByViewer: (user, _, { viewer, loaders }) => (viewer ? loaders.followedByViewer.load(user.id) : null),
+
+  likedPosts: async (user, { kind, first, after }, ctx) => {
+    if (ctx.viewer?.id !== user.id && !user.likesPublic) {
+      throw forbidden(`user ${user.id} keeps their ${kind === 'FAV' ? 'favourites' : 'likes'} private`);
+    }
+    const metric = METRICS[kind ?? 'LIKE'].name;
+    return listPage(ctx, {
+      list: `liked:${metric}:${user.id}`,
+      first,
+      after,
+      scan: (limit, from) => ctx.services.lists.entitiesOf(user.id, metric, limit, from),
+      load: (ids) => ctx.loaders.post.loadMany(ids), // deleted posts load as null: left out
+    });
+  },
+
+  followers: (user, { first, after }, ctx) =>
+    listPage(ctx, {
+      list: `followers:${user.id}`,
+      first,
+      after,
+      scan: (limit, from) => ctx.services.lists.usersOf(USER, user.id, FOLLOW, limit, from),
+      load: (ids) => ctx.loaders.user.loadMany(ids),
+    }),
+
+  following: (user, { first, after }, ctx) =>
+    listPage(ctx, {
+      list: `following:${user.id}`,
+      first,
+      after,
+      scan: (limit, from) => ctx.services.lists.entitiesOf(user.id, FOLLOW, limit, from),
+      load: (ids) => ctx.loaders.user.loadMany(ids),
+    }),
 };

@@ -1,0 +1,31 @@
+// Pages of the relation lists (likers, liked posts, followers, following): scan the facts
+// newest first, load the nodes through the request's loaders, leave out what the viewer may
+// not see or what no longer exists, and advance the cursor past everything scanned.
+import type { ListRow } from '../../db/relationLists.js';
+import { parsePageSize } from '../args.js';
+import { toFilteredPage, type Page } from '../connection.js';
+import type { GraphQLContext } from '../context.js';
+import { decodePosition, encodePosition } from '../positionCursor.js';
+
+export interface ListRequest<T> {
+  /** Names the list and its owner: cursors are signed for it. */
+  list: string;
+  first: number | null | undefined;
+  after: string | null | undefined;
+  scan: (limit: number, from: { at: Date; id: number } | null) => Promise<ListRow[]>;
+  load: (ids: number[]) => Promise<(T | null | Error)[]>;
+  /** False drops a loaded node from the page (its row still advances the cursor). */
+  keep?: (node: T) => boolean;
+}
+
+export async function listPage<T>(ctx: GraphQLContext, request: ListRequest<T>): Promise<Page<T>> {
+  const limit = parsePageSize(request.first);
+  const from = decodePosition(ctx.services.cursors, request.list, request.after);
+  const scanned = await request.scan(limit + 1, from);
+  const loaded = await request.load(scanned.slice(0, limit).map((row) => row.id));
+  const nodes = loaded.map((node) => {
+    if (node instanceof Error) throw node;
+    return node && (request.keep?.(node) ?? true) ? node : null;
+  });
+  return toFilteredPage(scanned, limit, (row) => encodePosition(ctx.services.cursors, request.list, row), nodes);
+}
