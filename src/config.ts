@@ -56,6 +56,9 @@ export interface Config {
   reconcileIntervalMs: number;
   /** Random posts reconciliation checks each run, besides the recently active ones. */
   reconcileSample: number;
+  /** How often the user counters verifier runs, and how many random users it checks. */
+  userVerifyIntervalMs: number;
+  userVerifySample: number;
   /** Where consumers read events: the Redis outbox streams, or Kafka (fed by the relay). */
   eventLog: EventLogKind;
   kafka: KafkaConfig;
@@ -155,6 +158,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     rebuildLockMs: integer('REBUILD_LOCK_MS', 5000, 100, 600_000),
     reconcileIntervalMs: integer('RECONCILE_INTERVAL_MS', 300_000, 1000, 86_400_000),
     reconcileSample: integer('RECONCILE_SAMPLE', 200, 0, 100_000),
+    userVerifyIntervalMs: integer('USER_VERIFY_INTERVAL_MS', 300_000, 1000, 86_400_000),
+    userVerifySample: integer('USER_VERIFY_SAMPLE', 200, 0, 100_000),
     eventLog: oneOf<EventLogKind>('EVENT_LOG', ['redis', 'kafka'], 'redis'),
     kafka: {
       brokers: (env.KAFKA_BROKERS ?? '').split(',').map((b) => b.trim()).filter(Boolean),

@@ -8,6 +8,7 @@ import { createAggregator } from './counters/aggregator.js';
 import { createFlusher } from './counters/flush.js';
 import { createRebuilder } from './counters/rebuild.js';
 import { createReconciler } from './counters/reconcile.js';
+import { createUserVerifier } from './counters/verifyUsers.js';
 import { createUserCounters } from './counters/userCounters.js';
 import { createFactStore } from './db/facts.js';
 import { createUserCounterStore } from './db/userCounters.js';
@@ -34,10 +35,19 @@ export function createWorkers(config: Config, keys: Keys, logger: Logger, db: Db
   const eventLog = eventLogs.consumed;
   const relay = eventLogs.createRelay?.() ?? null;
   const aggregation = aggregator.subscribe(eventLog);
-  const userCounters = createUserCounters({ redis, keys, store: createUserCounterStore(db) });
+  const userCounterStore = createUserCounterStore(db);
+  const userCounters = createUserCounters({ redis, keys, store: userCounterStore });
   const persistence = createFactPersister({ db, redis, keys, userCounters, logger }).subscribe(eventLog);
   const rebuilder = createRebuilder({ redis, keys, lockMs: config.rebuildLockMs });
-  const rebuildWorker = createRebuildWorker({ connection: jobsRedis, keys, rebuilder, logger, lockMs: config.jobLockMs, metrics });
+  const rebuildWorker = createRebuildWorker({
+    connection: jobsRedis,
+    keys,
+    rebuilder,
+    logger,
+    lockMs: config.jobLockMs,
+    metrics,
+    rebuildUser: (id) => userCounters.rebuild(id),
+  });
   const rebuildRequests = createRebuildRequests(jobsRedis, keys, logger);
   const reconciler = createReconciler({
     redis,
@@ -50,13 +60,26 @@ export function createWorkers(config: Config, keys: Keys, logger: Logger, db: Db
     logger,
     sampleSize: config.reconcileSample,
   });
-  const reconcileJobs = createScheduledJobs({
+  const userVerifier = createUserVerifier({
+    redis,
+    keys,
+    store: userCounterStore,
+    userCounters,
+    requestRebuild: rebuildRequests.request,
+    metrics,
+    logger,
+    sampleSize: config.userVerifySample,
+  });
+  const reconcileJobs = createScheduledJobs<{ check: 'posts' | 'users' }>({
     queue: RECONCILE_QUEUE,
     connection: jobsRedis,
     keys,
     logger,
-    schedules: [{ id: 'reconcile', everyMs: config.reconcileIntervalMs, data: {} }],
-    run: () => reconciler.run(),
+    schedules: [
+      { id: 'reconcile', everyMs: config.reconcileIntervalMs, data: { check: 'posts' } },
+      { id: 'verify-users', everyMs: config.userVerifyIntervalMs, data: { check: 'users' } },
+    ],
+    run: ({ check }) => (check === 'users' ? userVerifier.run() : reconciler.run()),
   });
   const flushJobs = createFlushJobs({
     connection: jobsRedis,
@@ -81,6 +104,7 @@ export function createWorkers(config: Config, keys: Keys, logger: Logger, db: Db
     eventLog,
     relay,
     reconciler,
+    userVerifier,
 
     /** Job schedulers live in Redis: after Redis lost its data they must be created again. */
     async recreateSchedules() {

@@ -2,7 +2,9 @@
 // Redis lost its data. Safe to interrupt and run again; it resumes where it stopped.
 import { loadConfig } from '../config.js';
 import { createDb } from '../db/client.js';
+import { createUserCounters } from '../counters/userCounters.js';
 import { createFactStore } from '../db/facts.js';
+import { createUserCounterStore } from '../db/userCounters.js';
 import { createLogger } from '../log.js';
 import { createRecovery } from '../recovery/recover.js';
 import { createRedis } from '../redis/client.js';
@@ -21,7 +23,9 @@ try {
   const facts = createFactStore(db);
   await checkDeployment(redis, keys, facts.hasAny);
   const started = Date.now();
-  await createRecovery({ redis, keys, facts, logger }).run({
+  const userStore = createUserCounterStore(db);
+  const userCounters = createUserCounters({ redis, keys, store: userStore });
+  await createRecovery({ redis, keys, facts, userStore, userCounters, logger }).run({
     restart: process.argv.includes('--restart'),
     onProgress: (p) => p.step !== 'done' && bar.update(p.step, p.done, p.total),
   });

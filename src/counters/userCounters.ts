@@ -38,6 +38,13 @@ export function createUserCounters(deps: { redis: ScriptedRedis; keys: Keys; sto
   return {
     cache,
 
+    /** Recomputes a user's counters from PostgreSQL's base tables and caches the result. */
+    async rebuild(userId: number): Promise<UserCountRow> {
+      const row = await store.recompute(userId);
+      await cache([row]);
+      return row;
+    },
+
     async load(userIds: readonly number[]): Promise<UserCounts[]> {
       const [raw, asOfRaw] = await Promise.all([
         Promise.all(userIds.map((id) => redis.getBuffer(keys.userCounters(id)))),

@@ -90,6 +90,42 @@ export function createUserCounterStore(db: Db) {
     fromBaseTables: (userIds: readonly number[]) => fromBaseTables(db, userIds),
 
     /**
+     * The stored counters and the base tables' counts, from one snapshot: the transactions
+     * that change them change both at once, so any difference here is real drift.
+     */
+    async snapshot(userIds: readonly number[]): Promise<{ stored: UserCountRow[]; actual: Map<number, UserCountValues> }> {
+      return db.$transaction(
+        async (tx) => {
+          const stored = await tx.$queryRaw<RawRow[]>`
+            SELECT user_id, followings, followers, posts, likes_received, favs_received, version
+            FROM user_counters WHERE user_id = ANY(${userIds.map(String)}::bigint[])`;
+          return { stored: stored.map(toRow), actual: await fromBaseTables(tx, userIds) };
+        },
+        { isolationLevel: 'RepeatableRead' },
+      );
+    },
+
+    /** Up to `n` user ids picked at random (the next id after random points: index lookups only). */
+    async randomUserIds(n: number): Promise<number[]> {
+      const [range] = await db.$queryRaw<{ low: bigint | null; high: bigint | null }[]>`SELECT min(id) AS low, max(id) AS high FROM users`;
+      if (!range?.low || !range.high) return [];
+      const [low, high] = [Number(range.low), Number(range.high)];
+      const points = Array.from({ length: n }, () => String(low + Math.floor(Math.random() * (high - low + 1))));
+      const rows = await db.$queryRaw<{ id: bigint }[]>`
+        SELECT DISTINCT u.id FROM unnest(${points}::bigint[]) AS r(v)
+        CROSS JOIN LATERAL (SELECT id FROM users WHERE id >= r.v ORDER BY id LIMIT 1) AS u`;
+      return rows.map((r) => Number(r.id));
+    },
+
+    /** Every row, a page at a time in user order (recovery refills the cache from these). */
+    async page(afterUserId: number, limit: number): Promise<UserCountRow[]> {
+      const rows = await db.$queryRaw<RawRow[]>`
+        SELECT user_id, followings, followers, posts, likes_received, favs_received, version
+        FROM user_counters WHERE user_id > ${afterUserId} ORDER BY user_id LIMIT ${limit}`;
+      return rows.map(toRow);
+    },
+
+    /**
      * Recomputes one user's counters from the base tables. The row lock makes transactions
      * that add deltas for this user wait, so none is lost or counted twice.
      */

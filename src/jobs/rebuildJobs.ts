@@ -1,4 +1,4 @@
-// Rebuild jobs on BullMQ. The job id is derived from the entity, so concurrent requests for
+// Rebuild jobs on BullMQ: a post's counters from its bitmaps, a user's from PostgreSQL. The job id is derived from the entity, so concurrent requests for
 // one entity collapse into one job. A job that finds the entity locked or its rate limit
 // used up waits (delayed) instead of failing; a job that fails is retried with exponential
 // backoff from 500 ms to 30 s. A worker that dies mid-job leaves a stalled job that BullMQ
@@ -9,6 +9,7 @@ import type { Rebuilder } from '../counters/rebuild.js';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
 import type { EntityRef, Keys } from '../redis/keys.js';
+import { USER } from '../relations/follows.js';
 
 export const REBUILD_QUEUE = 'tally-rebuild';
 const MAX_ATTEMPTS = 12;
@@ -65,6 +66,8 @@ export interface RebuildWorkerOptions {
   /** BullMQ job lock: a dead worker's job is retried after this long. */
   lockMs: number;
   metrics: Metrics;
+  /** User counters are rebuilt from PostgreSQL (jobs for entity type `user`). */
+  rebuildUser: (userId: number) => Promise<unknown>;
 }
 
 export function createRebuildWorker(options: RebuildWorkerOptions) {
@@ -81,9 +84,9 @@ export function createRebuildWorker(options: RebuildWorkerOptions) {
         throw new DelayedError();
       }
       try {
-        const result = await rebuilder.rebuild(entity);
+        const result = entity.type === USER ? await options.rebuildUser(entity.id) : await rebuilder.rebuild(entity);
         options.metrics.rebuilds.inc({ via: 'job', outcome: 'done' });
-        logger.info({ entity: rebuildJobId(entity), counters: result.counters, watermark: result.watermark }, 'rebuilt counters');
+        logger.info({ entity: rebuildJobId(entity), result }, 'rebuilt counters');
         return result;
       } finally {
         await rebuilder.release(entity, acquired.token);

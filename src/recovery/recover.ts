@@ -6,12 +6,15 @@
 //              again in order: they are newer than anything PostgreSQL had, so they win;
 //   3. counts  every entity's counters are rebuilt from the bitmaps, with the watermark
 //              that keeps in-flight events from being counted twice;
-//   4. done    recovery mode ends: reads go back to Redis.
+//   4. users   every user's counters are cached again from PostgreSQL (where they are exact);
+//   5. done    recovery mode ends: reads go back to Redis.
 //
 // Every step writes absolute states, so running it again (or resuming it) is safe; the
 // service keeps serving meanwhile, reading counts and viewer state from PostgreSQL.
 import { createRebuilder } from '../counters/rebuild.js';
+import type { UserCounters } from '../counters/userCounters.js';
 import type { FactCursor, FactStore } from '../db/facts.js';
+import type { UserCounterStore } from '../db/userCounters.js';
 import { decodeOutboxEntry } from '../events/outboxCodec.js';
 import type { Logger } from '../log.js';
 import type { Keys } from '../redis/keys.js';
@@ -21,7 +24,7 @@ import { POST } from '../relations/kinds.js';
 import { createRecoveryFlag } from './recoveryFlag.js';
 
 export interface RecoveryProgress {
-  step: 'facts' | 'replay' | 'counts' | 'done';
+  step: 'facts' | 'replay' | 'counts' | 'users' | 'done';
   done: number;
   total: number;
 }
@@ -33,7 +36,17 @@ interface SavedProgress {
 
 const PAGE = 2000;
 
-export function createRecovery(deps: { redis: ScriptedRedis; keys: Keys; facts: FactStore; logger: Logger; pageSize?: number }) {
+export interface RecoveryDeps {
+  redis: ScriptedRedis;
+  keys: Keys;
+  facts: FactStore;
+  userStore: UserCounterStore;
+  userCounters: UserCounters;
+  logger: Logger;
+  pageSize?: number;
+}
+
+export function createRecovery(deps: RecoveryDeps) {
   const { redis, keys, facts } = deps;
   const pageSize = deps.pageSize ?? PAGE;
   const flag = createRecoveryFlag(redis, keys);
@@ -109,6 +122,19 @@ export function createRecovery(deps: { redis: ScriptedRedis; keys: Keys; facts: 
     for (let i = 0; i < rest.length; i += pageSize) await rebuild(rest.slice(i, i + pageSize));
   }
 
+  async function recacheUsers(report: (p: RecoveryProgress) => void) {
+    let after = 0;
+    let done = 0;
+    for (;;) {
+      const rows = await deps.userStore.page(after, pageSize);
+      if (rows.length === 0) return;
+      await deps.userCounters.cache(rows);
+      done += rows.length;
+      after = rows.at(-1)!.userId;
+      report({ step: 'users', done, total: done });
+    }
+  }
+
   return {
     /** Runs (or resumes) a recovery; `restart` ignores saved progress. */
     async run(options: { restart?: boolean; onProgress?: (p: RecoveryProgress) => void } = {}) {
@@ -117,6 +143,7 @@ export function createRecovery(deps: { redis: ScriptedRedis; keys: Keys; facts: 
       await restoreFacts(options.restart ?? false, report);
       const touched = await replayOutboxes(report);
       await rebuildCounts(touched, report);
+      await recacheUsers(report);
       await flag.clear();
       await redis.del(keys.recoveryProgress());
       report({ step: 'done', done: 0, total: 0 });

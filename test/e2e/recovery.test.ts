@@ -1,9 +1,9 @@
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PERSISTER_GROUP } from '../../src/relations/factPersister.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { spawnTsx } from '../support/process.js';
 import { startRedisServer, type RedisServer } from '../support/redisServer.js';
+import { persisterCaughtUp } from '../support/settle.js';
 import { waitFor, waitUntil } from '../support/wait.js';
 
 // Redis loses everything (FLUSHALL) while the service runs; PostgreSQL keeps the facts.
@@ -25,17 +25,6 @@ afterAll(async () => {
 const SET = 'mutation($i: SetLikeRelationInput!) { setLikeRelation(input: $i) { changed } }';
 const PAGE = `query($ids: [ID!]!) { posts(ids: $ids) { id counts { likes favs asOf } myState { liked faved } } }`;
 const USERS = Array.from({ length: 30 }, (_, i) => 200 + i);
-
-async function persisterCaughtUp(): Promise<boolean> {
-  for (let p = 0; p < 4; p++) {
-    const stream = t.app.keys.outbox(p);
-    if ((await admin.exists(stream)) === 0) continue;
-    const groups = (await admin.xinfo('GROUPS', stream)) as unknown[][];
-    const group = groups.find((g) => g[1] === PERSISTER_GROUP);
-    if (!group || group[group.indexOf('pending') + 1] !== 0 || group[group.indexOf('lag') + 1] !== 0) return false;
-  }
-  return true;
-}
 
 /** Every user's view of every post: counts (same for all) and their own state. */
 async function snapshot(postIds: string[], tokens: string[]) {
@@ -62,7 +51,7 @@ describe('recovery after Redis lost its data', () => {
     );
     await Promise.all(USERS.slice(0, 10).map((_, u) => t.gql(SET, { i: { postId: postIds[u]!, active: false } }, { token: tokens[u] })));
     const lastWrite = Date.now();
-    await waitUntil(persisterCaughtUp, { what: 'the persister to catch up' });
+    await waitUntil(() => persisterCaughtUp(t, admin), { what: 'the persister to catch up' });
     await waitFor(() => snapshot(postIds, tokens.slice(0, 1)), (s) => s.asOfs.every((a: string | null) => a !== null && Date.parse(a) > lastWrite), { what: 'flushed counts' });
     const before = await snapshot(postIds, tokens);
     expect(before.counts.some((c: any) => c.likes > 5)).toBe(true);

@@ -109,6 +109,9 @@ describe('a rebuild worker killed mid-rebuild', () => {
         logger,
         lockMs: 1000,
         metrics,
+        rebuildUser: async () => {
+          throw new Error('no user rebuilds in this test');
+        },
       });
       survivor.start();
       try {

@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { createUserCounters } from '../../src/counters/userCounters.js';
 import { createFactStore } from '../../src/db/facts.js';
+import { createUserCounterStore } from '../../src/db/userCounters.js';
 import { createLogger } from '../../src/log.js';
 import { createRecovery, type RecoveryProgress } from '../../src/recovery/recover.js';
 import { usePipelineWithDb } from '../support/pipelineWithDb.js';
@@ -25,7 +27,9 @@ describe('recovery', () => {
     await deleteKeys(f.prefix); // Redis loses everything under this deployment's prefix
 
     const facts = createFactStore(db);
-    const recovery = createRecovery({ redis: f.redis, keys: f.keys, facts, logger, pageSize: 5 });
+    const userStore = createUserCounterStore(db);
+    const userCounters = createUserCounters({ redis: f.redis, keys: f.keys, store: userStore });
+    const recovery = createRecovery({ redis: f.redis, keys: f.keys, facts, userStore, userCounters, logger, pageSize: 5 });
     const seen: RecoveryProgress[] = [];
     let pages = 0;
     await expect(

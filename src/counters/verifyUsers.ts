@@ -1,0 +1,91 @@
+// The user counters verifier (job scheduler, every USER_VERIFY_INTERVAL_MS): samples users —
+// those in recent events plus random ones — and checks (1) the stored counters against the
+// base tables, from one snapshot, repairing drift through the rebuild job, and (2) the Redis
+// cache against the stored row, by version, re-caching what is stale or wrong.
+import type { UserCountRow, UserCounterStore } from '../db/userCounters.js';
+import { decodeOutboxEntry } from '../events/outboxCodec.js';
+import type { Logger } from '../log.js';
+import type { Metrics } from '../metrics.js';
+import type { EntityRef, Keys } from '../redis/keys.js';
+import type { ScriptedRedis } from '../redis/scripts.js';
+import { USER } from '../relations/follows.js';
+import { decodeSds } from './sds.js';
+import type { UserCounters } from './userCounters.js';
+
+const RECENT_PER_PARTITION = 200;
+
+export interface UserVerifyReport {
+  checked: number;
+  counterDrift: number[];
+  staleCache: number[];
+}
+
+const FIELDS = ['followings', 'followers', 'posts', 'likesReceived', 'favsReceived'] as const;
+
+export function createUserVerifier(deps: {
+  redis: ScriptedRedis;
+  keys: Keys;
+  store: UserCounterStore;
+  userCounters: UserCounters;
+  requestRebuild: (entity: EntityRef) => void;
+  metrics: Metrics;
+  logger: Logger;
+  sampleSize: number;
+}) {
+  const { redis, keys, store } = deps;
+
+  async function candidates(): Promise<number[]> {
+    const recent = await Promise.all(
+      Array.from({ length: keys.partitions }, async (_, p) => {
+        const entries = (await redis.xrevrange(keys.outbox(p), '+', '-', 'COUNT', RECENT_PER_PARTITION)) as [string, string[]][];
+        return entries.flatMap(([id, fields]) => {
+          const event = decodeOutboxEntry(id, p, fields);
+          return event ? [event.userId, event.authorId] : [];
+        });
+      }),
+    );
+    return [...new Set([...recent.flat(), ...(await store.randomUserIds(deps.sampleSize))])];
+  }
+
+  /** Whether the cached SDS is older than, or differs from, the stored row. */
+  async function cacheIsStale(row: UserCountRow): Promise<boolean> {
+    const [raw, version] = await Promise.all([
+      redis.getBuffer(keys.userCounters(row.userId)),
+      redis.get(keys.userCountersVersion(row.userId)),
+    ]);
+    const cached = decodeSds(raw);
+    if (!cached || version === null) return false; // not cached: the next read fills it
+    if (BigInt(version) < row.version) return true;
+    return BigInt(version) === row.version && FIELDS.some((f, i) => cached[i] !== row[f]);
+  }
+
+  return {
+    async run(): Promise<UserVerifyReport> {
+      const ids = await candidates();
+      const { stored, actual } = await store.snapshot(ids);
+      const byId = new Map(stored.map((r) => [r.userId, r]));
+      const counterDrift = ids.filter((id) => {
+        const expected = actual.get(id);
+        const row = byId.get(id);
+        if (!expected) return false;
+        return FIELDS.some((f) => (row?.[f] ?? 0) !== expected[f]);
+      });
+      for (const id of counterDrift) deps.requestRebuild({ type: USER, id });
+
+      const healthy = stored.filter((r) => !counterDrift.includes(r.userId));
+      const stale = (await Promise.all(healthy.map(async (r) => ((await cacheIsStale(r)) ? r : null)))).filter(
+        (r): r is UserCountRow => r !== null,
+      );
+      await deps.userCounters.cache(stale);
+
+      const report = { checked: ids.length, counterDrift, staleCache: stale.map((r) => r.userId) };
+      deps.metrics.drift.inc({ kind: 'user_counters' }, counterDrift.length);
+      deps.metrics.drift.inc({ kind: 'user_cache' }, stale.length);
+      const level = counterDrift.length + stale.length > 0 ? 'warn' : 'info';
+      deps.logger[level](report, 'user counters verified');
+      return report;
+    },
+  };
+}
+
+export type UserVerifier = ReturnType<typeof createUserVerifier>;
