@@ -6,6 +6,7 @@
     KEYS[1] user SDS        ucnt:{uN}:v1:<user>
     KEYS[2] its version     ucntv:{uN}:<user>
     ARGV[1] version of the row (0: a user with no row yet, all zeros)   ARGV[2..6] followings, followers, posts, likesReceived, favsReceived
+    ARGV[7] '1' to also overwrite a cache at the same version (repairing a corrupt value)
 
   Output: 1 written, 0 the cache was newer
 ]]
@@ -14,7 +15,10 @@
 local version = tonumber(ARGV[1])
 if not version then return -2 end
 local cached = redis.call('GET', KEYS[2])
-if cached and tonumber(cached) >= version then return 0 end
+if cached then
+  local at = tonumber(cached)
+  if at > version or (at == version and ARGV[7] ~= '1') then return 0 end
+end
 local v = {}
 for i = 1, 5 do v[i] = clampCount(tonumber(ARGV[i + 1]) or 0) end
 redis.call('SET', KEYS[1], sdsEncode(v))

@@ -67,7 +67,7 @@ export function createApp(config: Config, options: AppOptions = {}) {
   // The event log as seen from this process, for its lag metric (workers consume their own).
   const eventLogs = createEventLogs(config, redis, keys, logger);
   const metrics = createMetrics({ lag: () => eventLogs.lag() });
-  const workers = runsWorkers ? createWorkers(config, keys, logger, db, metrics) : null;
+  const workers = runsWorkers ? createWorkers(config, keys, logger, metrics) : null;
   const lossWatch = createRedisLossWatch({
     redis,
     keys,

@@ -1,9 +1,9 @@
 // The background side of a process (ROLE=all or worker): the aggregator and the fact
 // persister consuming the event log, the flush jobs folding aggregates into counters, the
-// rebuild worker, and reconciliation. Its own Redis connections, so worker traffic never
-// queues behind (or counts as) the API's round trips.
+// rebuild worker, reconciliation and the user counters verifier. Its own Redis connections
+// and PostgreSQL pool, so worker traffic never queues behind (or counts as) the API's.
 import type { Config } from './config.js';
-import type { Db } from './db/client.js';
+import { createDb } from './db/client.js';
 import { createAggregator } from './counters/aggregator.js';
 import { createFlusher } from './counters/flush.js';
 import { createRebuilder } from './counters/rebuild.js';
@@ -26,7 +26,9 @@ import { createFactPersister } from './relations/factPersister.js';
 
 export const RECONCILE_QUEUE = 'tally-reconcile';
 
-export function createWorkers(config: Config, keys: Keys, logger: Logger, db: Db, metrics: Metrics) {
+export function createWorkers(config: Config, keys: Keys, logger: Logger, metrics: Metrics) {
+  // A pool of its own: background batches never take the connections requests wait for.
+  const db = createDb(config.databaseUrl);
   const redis = withScripts(createRedis(config.redisUrl, logger, { connectionName: 'tally-worker' }));
   const jobsRedis = createRedis(config.redisUrl, logger, { connectionName: 'tally-jobs', forJobs: true });
   const flusher = createFlusher({ redis, keys });
@@ -131,6 +133,7 @@ export function createWorkers(config: Config, keys: Keys, logger: Logger, db: Db
       await aggregation.stop();
       await relay?.stop();
       await eventLogs.close();
+      await db.$disconnect();
       jobsRedis.disconnect();
       redis.disconnect();
     },

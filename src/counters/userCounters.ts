@@ -24,12 +24,13 @@ const fromSds = (v: number[]): UserCountValues => ({
 export function createUserCounters(deps: { redis: ScriptedRedis; keys: Keys; store: UserCounterStore }) {
   const { redis, keys, store } = deps;
 
-  async function cache(rows: readonly UserCountRow[]): Promise<void> {
+  /** Caches rows unless a newer version is cached; `repair` also overwrites the same version. */
+  async function cache(rows: readonly UserCountRow[], options: { repair?: boolean } = {}): Promise<void> {
     await Promise.all(
       rows.map((r) =>
         redis.setUserCounters(
           keys.userCounters(r.userId), keys.userCountersVersion(r.userId), String(r.version),
-          r.followings, r.followers, r.posts, r.likesReceived, r.favsReceived,
+          r.followings, r.followers, r.posts, r.likesReceived, r.favsReceived, options.repair ? '1' : '0',
         ),
       ),
     );

@@ -76,7 +76,7 @@ export function createUserVerifier(deps: {
       const stale = (await Promise.all(healthy.map(async (r) => ((await cacheIsStale(r)) ? r : null)))).filter(
         (r): r is UserCountRow => r !== null,
       );
-      await deps.userCounters.cache(stale);
+      await deps.userCounters.cache(stale, { repair: true });
 
       const report = { checked: ids.length, counterDrift, staleCache: stale.map((r) => r.userId) };
       deps.metrics.drift.inc({ kind: 'user_counters' }, counterDrift.length);

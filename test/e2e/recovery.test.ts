@@ -97,5 +97,14 @@ describe('recovery after Redis lost its data', () => {
     );
     expect(restored.counts).toEqual(after.counts);
     expect(restored.states).toEqual(after.states);
+
+    // The author's counters (cached from PostgreSQL by recovery) match every post's counts.
+    const sum = (field: 'likes' | 'favs') => after.counts.reduce((n: number, c: any) => n + c[field], 0);
+    const author = await waitFor(
+      async () => (await t.gql('{ user(id: "1") { counts { posts likesReceived favsReceived asOf } } }')).data.user.counts,
+      (c) => c.asOf !== null && Date.parse(c.asOf) > since,
+      { what: 'user counters after recovery', timeoutMs: 15_000 },
+    );
+    expect(author).toMatchObject({ posts: 12, likesReceived: sum('likes'), favsReceived: sum('favs') });
   }, 90_000);
 });

@@ -42,13 +42,13 @@ describe('Redis Streams event log', () => {
         const [ownedA, ownedB] = [subA.assignedPartitions(), subB.assignedPartitions()];
         return ownedA.length > 0 && ownedB.length > 0 && ownedA.length + ownedB.length === f.partitions;
       },
-      { what: 'the group to settle' },
+      { what: 'the group to settle', timeoutMs: 30_000 },
     );
     expect(subA.assignedPartitions().filter((p) => subB.assignedPartitions().includes(p))).toEqual([]);
 
     await writeLikes(1, 200);
     const total = () => a.seen.size + b.seen.size;
-    await waitUntil(async () => total() === 200, { what: 'all 200 events' });
+    await waitUntil(async () => total() === 200, { what: 'all 200 events', timeoutMs: 30_000 });
     expect([...a.seen.keys()].filter((id) => b.seen.has(id))).toEqual([]); // never both
     expect([...a.seen.values(), ...b.seen.values()].every((n) => n === 1)).toBe(true);
     expect(a.partitions.size).toBeGreaterThan(0);
@@ -56,10 +56,10 @@ describe('Redis Streams event log', () => {
 
     await subA.stop();
     await writeLikes(201, 300);
-    await waitUntil(async () => total() === 300, { what: 'the survivor to take every partition' });
+    await waitUntil(async () => total() === 300, { what: 'the survivor to take every partition', timeoutMs: 30_000 });
     expect(b.partitions.size).toBe(f.partitions);
     await subB.stop();
-  });
+  }, 90_000);
 
   it('keeps entries a group has not consumed and trims them once every group has', async () => {
     await writeLikes(1, 40);
