@@ -1,5 +1,5 @@
 // `npm run seed`: a small, realistic demo world (40 users, 300 posts over the last 30 days,
-// likes and favourites with a long tail). Deterministic, and safe to run twice: users are
+// likes and favourites with a long tail, a follow graph). Deterministic, and safe to run twice: users are
 // upserted, posts are only written when the demo authors have none yet, and likes go through
 // the real write path with absolute states, so a second run changes nothing.
 import { loadConfig } from '../src/config.js';
@@ -74,7 +74,7 @@ async function seed() {
     const counters = createUserCounterStore(db);
     await createUserCounters({ redis, keys, store: counters }).cache(await Promise.all(userIds.map((id) => counters.recompute(id))));
     const changed = await seedRelations(db, redis, keys);
-    console.log(`demo world ready: ${DEMO_USERS} users, ${changed} likes and favourites set`);
+    console.log(`demo world ready: ${DEMO_USERS} users, ${changed} likes, favourites and follows set`);
   } finally {
     redis.disconnect();
     await db.$disconnect();
@@ -100,6 +100,13 @@ async function seedRelations(db: Db, redis: ScriptedRedis, keys: Keys): Promise<
       ...(i < favers ? [relations.set({ userId, postId, authorId: Number(row.authorId), kind: 'FAV', active: true })] : []),
     ]);
     for (const result of await Promise.all(writes.flat())) if (result.changed) changed += 1;
+  }
+  // A follow graph: each demo user follows about a fifth of the others.
+  for (let userId = 1; userId <= DEMO_USERS; userId++) {
+    const rand = random(100_000 + userId);
+    const followees = Array.from({ length: DEMO_USERS }, (_, i) => i + 1).filter((id) => id !== userId && rand() < 0.2);
+    const results = await Promise.all(followees.map((followeeId) => relations.setFollow({ userId, followeeId, active: true })));
+    changed += results.filter((r) => r.changed).length;
   }
   return changed;
 }
