@@ -51,7 +51,8 @@ async function seed() {
   try {
     for (const id of userIds) {
       const name = `${FIRST[(id - 1) % FIRST.length]} ${LAST[(id * 7) % LAST.length]}`;
-      await db.user.upsert({ where: { id }, create: { id, name }, update: {} });
+      // Half the demo users share their likes, so `likers` and `likedPosts` have something to show.
+      await db.user.upsert({ where: { id }, create: { id, name, likesPublic: id % 2 === 0 }, update: {} });
     }
 
     const existing = await db.post.count({ where: { authorId: { in: userIds } } });
