@@ -41,6 +41,8 @@ try {
     REDIS_URL: env.redisUrl,
     REDIS_KEY_PREFIX: env.redisKeyPrefix,
     JWT_SECRET: 'bench-secret-0123456789abcdef0123456789',
+    // Throughput is measured, not abuse: no per-user rate limit.
+    RATE_LIMIT_CHANGES: '1000000',
   };
   const machine = await machineInfo(env.databaseUrl, env.redisUrl);
 

@@ -43,7 +43,7 @@ async function seed() {
   const config = loadConfig();
   const db = createDb(config.databaseUrl);
   const keys = createKeys(config.redisKeyPrefix, config.partitions);
-  const redis = withScripts(createRedis(config.redisUrl, createLogger(config)));
+  const redis = withScripts(createRedis(config, createLogger(config)));
   const rand = random(2026);
   const pick = <T>(list: readonly T[]): T => list[Math.floor(rand() * list.length)]!;
   const userIds = Array.from({ length: DEMO_USERS }, (_, i) => i + 1);

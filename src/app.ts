@@ -13,6 +13,7 @@ import { createPostStore } from './db/posts.js';
 import { createRelationLists } from './db/relationLists.js';
 import { createUserStore } from './db/users.js';
 import { createApollo } from './graphql/apollo.js';
+import { createPersistedQueryStore } from './graphql/persistedQueries.js';
 import { createContextFactory } from './graphql/context.js';
 import { createCursorCodec } from './graphql/cursor.js';
 import type { Services } from './graphql/services.js';
@@ -23,6 +24,7 @@ import { createMetrics } from './metrics.js';
 import { createRedis } from './redis/client.js';
 import { checkDeployment } from './redis/deployment.js';
 import { createKeys } from './redis/keys.js';
+import { countRequestRoundTrips } from './redis/requestRoundTrips.js';
 import { trackRoundTrips } from './redis/roundTrips.js';
 import { withScripts } from './redis/scripts.js';
 import { createRebuildRequests } from './jobs/rebuildJobs.js';
@@ -30,6 +32,7 @@ import { createDurableReads } from './recovery/durableReads.js';
 import { createRecoveryFlag } from './recovery/recoveryFlag.js';
 import { createRedisLossWatch } from './recovery/redisLossWatch.js';
 import { POST } from './relations/kinds.js';
+import { createRateLimiter } from './relations/rateLimiter.js';
 import { createRelationStore } from './relations/relationStore.js';
 import { createWorkers } from './workers.js';
 
@@ -41,12 +44,13 @@ export function createApp(config: Config, options: AppOptions = {}) {
   const logger = createLogger(config);
   const db = createDb(config.databaseUrl, options.db);
   const keys = createKeys(config.redisKeyPrefix, config.partitions);
-  const redis = withScripts(createRedis(config.redisUrl, logger));
+  const redis = withScripts(createRedis(config, logger));
   const redisRoundTrips = trackRoundTrips(redis);
+  countRequestRoundTrips(redis);
   const posts = createPostStore(db);
   const facts = createFactStore(db);
   // BullMQ producers (rebuild requests from the read path); blocking-safe connection.
-  const jobsRedis = createRedis(config.redisUrl, logger, { connectionName: 'tally-jobs', forJobs: true });
+  const jobsRedis = createRedis(config, logger, { connectionName: 'tally-jobs', forJobs: true });
   const rebuildRequests = createRebuildRequests(jobsRedis, keys, logger);
   const services: Services = {
     auth: createAuth(config.jwtSecret),
@@ -56,6 +60,13 @@ export function createApp(config: Config, options: AppOptions = {}) {
     userCounters: createUserCounters({ redis, keys, store: createUserCounterStore(db) }),
     postCounters: createPostCounters({ redis, keys, onMissing: (id) => rebuildRequests.request({ type: POST, id }) }),
     relations: createRelationStore(redis, keys),
+    rateLimiter: createRateLimiter({
+      redis,
+      keys,
+      capacity: config.rateLimitChanges,
+      windowMs: config.rateLimitWindowMs,
+      onRejected: () => metrics.rateLimited.inc(),
+    }),
     lists: createRelationLists(db),
     cursors: createCursorCodec(config.cursorSecret),
     recoveryFlag: createRecoveryFlag(redis, keys),
@@ -76,15 +87,19 @@ export function createApp(config: Config, options: AppOptions = {}) {
     onLoss: async () => workers?.recreateSchedules(),
   });
 
-  const apollo = createApollo(config, logger);
+  const apollo = createApollo(config, logger, createPersistedQueryStore(redis, keys));
+  let draining = false;
   const readiness = async () => {
     await Promise.all([redis.ping(), db.$queryRaw`SELECT 1`]);
   };
   const http = createHttpServer({
     apollo: runsApi ? apollo : null,
+    graphiql: config.graphiql,
     context: createContextFactory(services),
     readiness,
-    metrics: async () => ({ contentType: metrics.registry.contentType, body: await metrics.registry.metrics() }),
+    isDraining: () => draining,
+    metrics,
+    limits: config.limits,
     logger,
   });
   let url: string | null = null;
@@ -123,6 +138,8 @@ export function createApp(config: Config, options: AppOptions = {}) {
         logger.debug({ step: name }, 'stopping');
         await work();
       };
+      draining = true; // /readyz says so while in-flight requests finish
+      if (config.shutdownDelayMs > 0) await step('drain delay', () => new Promise((r) => setTimeout(r, config.shutdownDelayMs)));
       await step('http', () => new Promise<void>((resolve) => {
         http.close(() => resolve());
         http.closeIdleConnections();

@@ -28,12 +28,16 @@ export interface Config {
   port: number;
   databaseUrl: string;
   redisUrl: string;
+  /** Redis Cluster seed nodes (host:port); when set, Tally connects to the Cluster instead of REDIS_URL. */
+  redisClusterNodes: string[];
   /** Prepended to every Redis key Tally and BullMQ write, so several deployments or test runs share one Redis. */
   redisKeyPrefix: string;
   jwtSecret: string;
   /** Signs pagination cursors so a client cannot forge one. */
   cursorSecret: string;
   logLevel: string;
+  /** Serve GraphiQL (and its assets) at GET /graphql for browsers; off in production by default. */
+  graphiql: boolean;
   /** Partitions P: fixed per deployment (recorded in Redis; changing it is a migration). */
   partitions: number;
   /** Events the aggregator takes per partition per batch. */
@@ -59,6 +63,22 @@ export interface Config {
   /** How often the user counters verifier runs, and how many random users it checks. */
   userVerifyIntervalMs: number;
   userVerifySample: number;
+  /** Relation changes a user may make: a burst of `rateLimitChanges`, refilled over the window. */
+  rateLimitChanges: number;
+  rateLimitWindowMs: number;
+  /** Abuse limits on GraphQL documents and requests. */
+  limits: {
+    depth: number;
+    aliases: number;
+    cost: number;
+    tokens: number;
+    bodyBytes: number;
+    executionTimeoutMs: number;
+  };
+  /** On SIGTERM, how long /readyz reports "draining" (so load balancers stop routing) before the listener closes. */
+  shutdownDelayMs: number;
+  /** How long an automatic persisted query stays in Redis after its last registration. */
+  persistedQueryTtlS: number;
   /** Where consumers read events: the Redis outbox streams, or Kafka (fed by the relay). */
   eventLog: EventLogKind;
   kafka: KafkaConfig;
@@ -105,6 +125,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     return raw;
   };
 
+  /** A comma-separated host:port list (empty when unset). */
+  const hostPorts = (name: string): string[] => {
+    const entries = (env[name] ?? '').split(',').map((e) => e.trim()).filter(Boolean);
+    for (const entry of entries) {
+      const port = Number(/^(?:\[[\da-fA-F:.]+\]|[^\s:[\]]+):(\d{1,5})$/.exec(entry)?.[1]);
+      if (!(port >= 1 && port <= 65535)) problems.push(`${name} must be a comma-separated host:port list (got "${entry}")`);
+    }
+    return entries;
+  };
   const flag = (name: string, fallback: boolean): boolean => {
     const raw = env[name];
     if (raw === undefined || raw === '') return fallback;
@@ -143,10 +172,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     port: integer('PORT', 4000, 0, 65535),
     databaseUrl: url('DATABASE_URL', 'postgresql://postgres@127.0.0.1:5432/tally', ['postgresql:', 'postgres:']),
     redisUrl: url('REDIS_URL', 'redis://127.0.0.1:6379', ['redis:', 'rediss:']),
+    redisClusterNodes: hostPorts('REDIS_CLUSTER_NODES'),
     redisKeyPrefix: env.REDIS_KEY_PREFIX ?? '',
     jwtSecret,
     cursorSecret: env.CURSOR_SECRET || jwtSecret,
     logLevel: oneOf('LOG_LEVEL', LOG_LEVELS, nodeEnv === 'test' ? 'silent' : 'info'),
+    graphiql: flag('GRAPHIQL', nodeEnv !== 'production'),
     partitions: integer('PARTITIONS', 16, 1, 1024),
     aggregatorBatchSize: integer('AGGREGATOR_BATCH_SIZE', 500, 1, 10_000),
     flushIntervalMs: integer('FLUSH_INTERVAL_MS', 1000, 50, 60_000),
@@ -160,6 +191,18 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     reconcileSample: integer('RECONCILE_SAMPLE', 200, 0, 100_000),
     userVerifyIntervalMs: integer('USER_VERIFY_INTERVAL_MS', 300_000, 1000, 86_400_000),
     userVerifySample: integer('USER_VERIFY_SAMPLE', 200, 0, 100_000),
+    rateLimitChanges: integer('RATE_LIMIT_CHANGES', 30, 1, 1_000_000),
+    rateLimitWindowMs: integer('RATE_LIMIT_WINDOW_MS', 10_000, 100, 86_400_000),
+    limits: {
+      depth: integer('MAX_QUERY_DEPTH', 10, 2, 100),
+      aliases: integer('MAX_ALIASES', 100, 1, 10_000),
+      cost: integer('MAX_QUERY_COST', 5000, 10, 1_000_000),
+      tokens: integer('MAX_QUERY_TOKENS', 5000, 100, 1_000_000),
+      bodyBytes: integer('MAX_BODY_BYTES', 1024 * 1024, 1024, 100 * 1024 * 1024),
+      executionTimeoutMs: integer('EXECUTION_TIMEOUT_MS', 10_000, 1, 600_000),
+    },
+    shutdownDelayMs: integer('SHUTDOWN_DELAY_MS', 0, 0, 120_000),
+    persistedQueryTtlS: integer('PERSISTED_QUERY_TTL_S', 7 * 24 * 3600, 60, 365 * 24 * 3600),
     eventLog: oneOf<EventLogKind>('EVENT_LOG', ['redis', 'kafka'], 'redis'),
     kafka: {
       brokers: (env.KAFKA_BROKERS ?? '').split(',').map((b) => b.trim()).filter(Boolean),

@@ -46,6 +46,13 @@ const APOLLO_INPUT_CODES = new Set<string>([
   ApolloServerErrorCode.OPERATION_RESOLUTION_FAILURE,
 ]);
 
+// Automatic persisted queries are a protocol: clients react to these two codes by sending
+// the full query. They pass through as they are.
+const APQ_PROTOCOL_CODES = new Set<string>([
+  ApolloServerErrorCode.PERSISTED_QUERY_NOT_FOUND,
+  ApolloServerErrorCode.PERSISTED_QUERY_NOT_SUPPORTED,
+]);
+
 /**
  * Apollo `formatError`: keeps our codes, folds Apollo's input codes into BAD_USER_INPUT,
  * and hides everything else behind INTERNAL_SERVER_ERROR so no internals leak.
@@ -58,7 +65,7 @@ export function formatError(
   const code = String(formatted.extensions?.code ?? '');
   const { stacktrace, ...rest } = formatted.extensions ?? {};
   const extensions = options.exposeDetails ? formatted.extensions : rest;
-  if (KNOWN.has(code) && code !== ErrorCode.INTERNAL_SERVER_ERROR) {
+  if ((KNOWN.has(code) && code !== ErrorCode.INTERNAL_SERVER_ERROR) || APQ_PROTOCOL_CODES.has(code)) {
     return { ...formatted, extensions };
   }
   if (APOLLO_INPUT_CODES.has(code)) {

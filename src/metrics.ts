@@ -1,6 +1,6 @@
 // Prometheus metrics (`GET /metrics`). Gauges that need Redis are computed at scrape time;
 // counters are incremented where the work happens.
-import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { GroupLag } from './events/types.js';
 
 export interface MetricSources {
@@ -29,6 +29,42 @@ export function createMetrics(sources: MetricSources) {
 
   return {
     registry,
+    requests: new Counter({
+      name: 'tally_graphql_requests_total',
+      help: 'GraphQL requests by operation name and outcome (ok, or the first error code)',
+      labelNames: ['operation', 'outcome'] as const,
+      registers: [registry],
+    }),
+    requestDuration: new Histogram({
+      name: 'tally_graphql_request_duration_seconds',
+      help: 'GraphQL request latency, from the first byte read to the response',
+      labelNames: ['operation'] as const,
+      buckets: [0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+      registers: [registry],
+    }),
+    redisRoundTrips: new Histogram({
+      name: 'tally_redis_round_trips_per_request',
+      help: 'Redis round trips one GraphQL request caused (commands sent in one tick share one)',
+      buckets: [0, 1, 2, 3, 4, 6, 10, 20, 50],
+      registers: [registry],
+    }),
+    flushDuration: new Histogram({
+      name: 'tally_flush_duration_seconds',
+      help: 'Duration of one flush job (folding a group of partitions)',
+      buckets: [0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 5],
+      registers: [registry],
+    }),
+    flushBatch: new Histogram({
+      name: 'tally_flush_entities',
+      help: 'Entities one flush job folded',
+      buckets: [0, 1, 10, 100, 1000, 10_000, 100_000],
+      registers: [registry],
+    }),
+    rateLimited: new Counter({
+      name: 'tally_rate_limited_total',
+      help: 'Relation changes refused by the per-user rate limit',
+      registers: [registry],
+    }),
     rebuilds: new Counter({
       name: 'tally_rebuilds_total',
       help: 'Counter rebuilds from facts, by what ran them and how they ended',

@@ -29,8 +29,8 @@ export const RECONCILE_QUEUE = 'tally-reconcile';
 export function createWorkers(config: Config, keys: Keys, logger: Logger, metrics: Metrics) {
   // A pool of its own: background batches never take the connections requests wait for.
   const db = createDb(config.databaseUrl);
-  const redis = withScripts(createRedis(config.redisUrl, logger, { connectionName: 'tally-worker' }));
-  const jobsRedis = createRedis(config.redisUrl, logger, { connectionName: 'tally-jobs', forJobs: true });
+  const redis = withScripts(createRedis(config, logger, { connectionName: 'tally-worker' }));
+  const jobsRedis = createRedis(config, logger, { connectionName: 'tally-jobs', forJobs: true });
   const flusher = createFlusher({ redis, keys });
   const aggregator = createAggregator({ redis, keys, logger });
   const eventLogs = createEventLogs(config, redis, keys, logger);
@@ -90,7 +90,9 @@ export function createWorkers(config: Config, keys: Keys, logger: Logger, metric
     intervalMs: config.flushIntervalMs,
     partitionsPerJob: config.flushPartitionsPerJob,
     logger,
-    onFlushed: async ({ partitions, rebuilt }) => {
+    onFlushed: async ({ partitions, folded, rebuilt, ms }) => {
+      metrics.flushDuration.observe(ms / 1000);
+      metrics.flushBatch.observe(folded);
       if (rebuilt > 0) metrics.rebuilds.inc({ via: 'flush', outcome: 'done' }, rebuilt);
       // Once per interval (by the job that owns partition 0): how complete user counters are.
       if (partitions.includes(0)) await userCounters.publishAsOf();

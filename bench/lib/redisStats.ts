@@ -2,7 +2,7 @@
 // Redis clients on the machine cannot skew it: round trips = socket writes (Tally's
 // trackRoundTrips: with auto-pipelining, everything issued in one tick is one write) and
 // commands = calls of ioredis' sendCommand (pipelined commands included).
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../../src/redis/client.js';
 import { trackRoundTrips } from '../../src/redis/roundTrips.js';
 
 export interface RedisStats {
@@ -10,10 +10,11 @@ export interface RedisStats {
   commands: number;
 }
 
-export function trackCommands(redis: Redis): { readonly count: number } {
+export function trackCommands(redis: RedisClient): { readonly count: number } {
   let count = 0;
-  const send = redis.sendCommand.bind(redis);
-  redis.sendCommand = (...args: Parameters<Redis['sendCommand']>) => {
+  const client = redis as unknown as { sendCommand: (...args: unknown[]) => unknown };
+  const send = client.sendCommand.bind(client);
+  client.sendCommand = (...args: unknown[]) => {
     count += 1;
     return send(...args);
   };
@@ -25,7 +26,7 @@ export function trackCommands(redis: Redis): { readonly count: number } {
 }
 
 /** Stats of a connection the caller creates itself (Tally's app tracks round trips already). */
-export function trackRedis(redis: Redis, roundTrips = trackRoundTrips(redis)): () => RedisStats {
+export function trackRedis(redis: RedisClient, roundTrips = trackRoundTrips(redis)): () => RedisStats {
   const commands = trackCommands(redis);
   return () => ({ roundTrips: roundTrips.count, commands: commands.count });
 }

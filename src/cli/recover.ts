@@ -16,7 +16,7 @@ import { createProgressBar } from './progress.js';
 const config = loadConfig();
 const logger = createLogger(config);
 const db = createDb(config.databaseUrl);
-const redis = withScripts(createRedis(config.redisUrl, logger));
+const redis = withScripts(createRedis(config, logger));
 const keys = createKeys(config.redisKeyPrefix, config.partitions);
 const bar = createProgressBar('recover');
 try {

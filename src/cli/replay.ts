@@ -10,7 +10,7 @@ import { createProgressBar } from './progress.js';
 
 const config = loadConfig();
 const logger = createLogger(config);
-const redis = withScripts(createRedis(config.redisUrl, logger));
+const redis = withScripts(createRedis(config, logger));
 const keys = createKeys(config.redisKeyPrefix, config.partitions);
 const eventLogs = createEventLogs(config, redis, keys, logger);
 const bar = createProgressBar('replay');

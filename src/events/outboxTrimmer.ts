@@ -2,6 +2,7 @@
 // are older than the retention window (kept for replay), are trimmed. An entry some group
 // has not consumed yet is never removed.
 import type { Redis, Cluster } from 'ioredis';
+import { callOnKey } from '../redis/keyedCommand.js';
 import { comparePositions } from './types.js';
 
 type Reply = (string | number | Reply)[];
@@ -14,7 +15,7 @@ const asRecord = (flat: Reply): Record<string, unknown> => {
 
 /** The lowest id any group still needs; entries below it are consumed by every group. */
 export async function consumedBelow(redis: Redis | Cluster, stream: string): Promise<string | null> {
-  const groups = ((await redis.call('XINFO', 'GROUPS', stream)) as Reply[]).map(asRecord);
+  const groups = ((await callOnKey(redis, stream, 'XINFO', 'GROUPS', stream)) as Reply[]).map(asRecord);
   if (groups.length === 0) return null; // nobody has read it yet: keep everything
   let lowest: string | null = null;
   for (const group of groups) {

@@ -6,6 +6,7 @@ import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import { HISTORY_FIELD } from '../redis/deployment.js';
+import { callOnKey } from '../redis/keyedCommand.js';
 import type { Keys } from '../redis/keys.js';
 import type { ScriptedRedis } from '../redis/scripts.js';
 import { decodeOutboxEntry } from './outboxCodec.js';
@@ -41,7 +42,7 @@ export function createRedisStreamsLog(options: RedisStreamsOptions): EventLog {
   async function ensureGroup(stream: string, group: string) {
     try {
       // From 0: a group created after events were written still sees every retained one.
-      await redis.xgroup('CREATE', stream, group, '0', 'MKSTREAM');
+      await callOnKey(redis, stream, 'XGROUP', 'CREATE', stream, group, '0', 'MKSTREAM');
     } catch (error) {
       if (!String((error as Error).message).startsWith('BUSYGROUP')) throw error;
     }
@@ -154,7 +155,7 @@ export function createRedisStreamsLog(options: RedisStreamsOptions): EventLog {
       Array.from({ length: keys.partitions }, async (_, partition) => {
         const stream = keys.outbox(partition);
         if ((await redis.exists(stream)) === 0) return [];
-        const groups = (await redis.call('XINFO', 'GROUPS', stream)) as (string | number | null)[][];
+        const groups = (await callOnKey(redis, stream, 'XINFO', 'GROUPS', stream)) as (string | number | null)[][];
         return groups.map((flat) => {
           const g: Record<string, string | number | null> = {};
           for (let i = 0; i + 1 < flat.length; i += 2) g[String(flat[i])] = flat[i + 1] ?? null;

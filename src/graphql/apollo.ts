@@ -1,5 +1,6 @@
 // The Apollo Server instance: schema, error policy and plugins. HTTP is wired in src/http/.
-import { ApolloServer } from '@apollo/server';
+import { ApolloServer, type ApolloServerPlugin } from '@apollo/server';
+import type { KeyValueCache } from '@apollo/utils.keyvaluecache';
 import {
   ApolloServerPluginCacheControlDisabled,
   ApolloServerPluginLandingPageDisabled,
@@ -10,13 +11,20 @@ import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import { formatError } from '../errors.js';
 import type { GraphQLContext } from './context.js';
+import { documentLimits } from './limits.js';
+import { requestOutcomePlugin } from './requestOutcome.js';
 import { resolvers, typeDefs } from './schema.js';
 
-export function createApollo(config: Config, logger: Logger) {
+export function createApollo(config: Config, logger: Logger, persistedQueryStore: KeyValueCache<string>) {
   const production = config.nodeEnv === 'production';
+  const limits = documentLimits(config);
   return new ApolloServer<GraphQLContext>({
     typeDefs,
     resolvers,
+    validationRules: limits.validationRules,
+    // One operation per HTTP request: a batch would slip past per-request limits.
+    allowBatchedHttpRequests: false,
+    persistedQueries: { cache: persistedQueryStore, ttl: config.persistedQueryTtlS },
     includeStacktraceInErrorResponses: !production,
     // Production clients have no use for the schema; explorers use a non-production instance.
     introspection: !production,
@@ -24,6 +32,9 @@ export function createApollo(config: Config, logger: Logger) {
     // SIGTERM handler would race it and leave `stop` waiting forever.
     stopOnTerminationSignals: false,
     plugins: [
+      // Armor's plugins are typed against its own copy of Apollo's types (same runtime package).
+      ...(limits.plugins as unknown as ApolloServerPlugin<GraphQLContext>[]),
+      requestOutcomePlugin(),
       // GraphiQL is served by Tally itself (src/http/), with no CDN.
       ApolloServerPluginLandingPageDisabled(),
       // No cache hints in this schema: computing them costs on every field of a feed page.

@@ -8,6 +8,7 @@ import type { RelationLists } from '../db/relationLists.js';
 import type { UserStore } from '../db/users.js';
 import type { DurableReads } from '../recovery/durableReads.js';
 import type { RecoveryFlag } from '../recovery/recoveryFlag.js';
+import type { RateLimiter } from '../relations/rateLimiter.js';
 import type { RelationStore } from '../relations/relationStore.js';
 import type { CursorCodec } from './cursor.js';
 
@@ -19,6 +20,7 @@ export interface Services {
   postCounters: PostCounters;
   userCounters: UserCounters;
   relations: RelationStore;
+  rateLimiter: RateLimiter;
   lists: RelationLists;
   cursors: CursorCodec;
   /** Set while Redis is being recovered: reads then come from `durableReads`. */

@@ -1,23 +1,34 @@
 // A small node:http front for Apollo (the documented integration API,
-// `executeHTTPGraphQLRequest`) plus the health endpoints. Kept framework-free: it is on the
-// hot path of every feed request.
+// `executeHTTPGraphQLRequest`) plus the health and metrics endpoints. Kept framework-free: it
+// is on the hot path of every feed request. Each GraphQL request gets an id (returned in
+// `x-request-id`), a body limit, an execution deadline, a log line and its metrics.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { HeaderMap } from '@apollo/server';
 import type { Logger } from 'pino';
 import type { Apollo } from '../graphql/apollo.js';
 import type { GraphQLContext } from '../graphql/context.js';
 import { ErrorCode } from '../errors.js';
+import { GRAPHIQL_ASSET_PREFIX, prefersHtml, sendGraphiQLPage, serveGraphiQLAsset } from './graphiql.js';
+import type { Metrics } from '../metrics.js';
+import { requestIdFrom, runInScope, type RequestScope } from '../requestScope.js';
 
-export const MAX_BODY_BYTES = 1024 * 1024;
+export interface HttpLimits {
+  bodyBytes: number;
+  executionTimeoutMs: number;
+}
 
 export interface HttpDeps {
   /** Null in a worker-only process: it serves the health endpoints alone. */
   apollo: Apollo | null;
+  /** Serve GraphiQL to browsers at GET /graphql, with its assets under /graphiql/. */
+  graphiql?: boolean;
   context: (authorization: string | undefined) => Promise<GraphQLContext>;
   /** Resolves when every dependency answers; rejects with the reason otherwise. */
   readiness: () => Promise<void>;
-  /** Prometheus exposition: content type and text. */
-  metrics: () => Promise<{ contentType: string; body: string }>;
+  /** True once shutdown began: /readyz turns false so load balancers stop sending traffic. */
+  isDraining: () => boolean;
+  metrics: Metrics;
+  limits: HttpLimits;
   logger: Logger;
 }
 
@@ -37,22 +48,22 @@ function sendRequestError(res: ServerResponse, status: number, message: string) 
   sendJson(res, status, { errors: [{ message, extensions: { code: ErrorCode.BAD_USER_INPUT } }] });
 }
 
-async function readBody(req: IncomingMessage): Promise<string> {
-  const declared = Number(req.headers['content-length'] ?? 0);
-  if (declared > MAX_BODY_BYTES) throw new HttpError(413, `request body exceeds ${MAX_BODY_BYTES} bytes`);
+async function readBody(req: IncomingMessage, limit: number): Promise<string> {
+  const tooLarge = () => new HttpError(413, `request body exceeds ${limit} bytes`);
+  if (Number(req.headers['content-length'] ?? 0) > limit) throw tooLarge();
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of req as AsyncIterable<Buffer>) {
     size += chunk.length;
-    if (size > MAX_BODY_BYTES) throw new HttpError(413, `request body exceeds ${MAX_BODY_BYTES} bytes`);
+    if (size > limit) throw tooLarge();
     chunks.push(chunk);
   }
   return Buffer.concat(chunks).toString('utf8');
 }
 
-async function parseBody(req: IncomingMessage): Promise<unknown> {
+async function parseBody(req: IncomingMessage, limit: number): Promise<unknown> {
   if (req.method !== 'POST') return undefined;
-  const text = await readBody(req);
+  const text = await readBody(req, limit);
   const type = req.headers['content-type'] ?? '';
   if (!/^application\/(graphql-response\+)?json\b/i.test(type)) return text;
   try {
@@ -70,23 +81,69 @@ function headerMapOf(req: IncomingMessage): HeaderMap {
   return headers;
 }
 
-async function serveGraphQL(apollo: Apollo, deps: HttpDeps, req: IncomingMessage, res: ServerResponse, search: string) {
-  const body = await parseBody(req);
-  const response = await apollo.executeHTTPGraphQLRequest({
-    httpGraphQLRequest: { method: req.method ?? 'GET', headers: headerMapOf(req), search, body },
-    context: () => deps.context(req.headers.authorization),
+const TIMED_OUT = Symbol('timed out');
+
+/** The promise's value, or TIMED_OUT once `ms` passed (the work itself goes on and is dropped). */
+function withDeadline<T>(work: Promise<T>, ms: number): Promise<T | typeof TIMED_OUT> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<typeof TIMED_OUT>((resolve) => {
+    timer = setTimeout(() => resolve(TIMED_OUT), ms);
   });
-  for (const [key, value] of response.headers) res.setHeader(key, value);
-  res.statusCode = response.status ?? 200;
-  if (response.body.kind === 'complete') {
-    res.end(response.body.string);
-    return;
-  }
-  for await (const chunk of response.body.asyncIterator) res.write(chunk);
-  res.end();
+  return Promise.race([work, deadline]).finally(() => clearTimeout(timer));
+}
+
+/** How a response that no plugin described ended, from its status. */
+const outcomeOfStatus = (status: number) =>
+  status < 400 ? 'ok' : status === 401 ? ErrorCode.UNAUTHENTICATED : status >= 500 ? ErrorCode.INTERNAL_SERVER_ERROR : ErrorCode.BAD_USER_INPUT;
+
+function record(deps: HttpDeps, scope: RequestScope) {
+  const operation = scope.operation ?? 'unknown';
+  const outcome = scope.outcome ?? 'ok';
+  const ms = Date.now() - scope.startedAt;
+  deps.metrics.requests.inc({ operation, outcome });
+  deps.metrics.requestDuration.observe({ operation }, ms / 1000);
+  deps.metrics.redisRoundTrips.observe(scope.redisRoundTrips);
+  deps.logger.info({ requestId: scope.id, operation, outcome, ms, redisRoundTrips: scope.redisRoundTrips }, 'graphql request');
+}
+
+async function serveGraphQL(apollo: Apollo, deps: HttpDeps, req: IncomingMessage, res: ServerResponse, search: string) {
+  const id = requestIdFrom(req.headers['x-request-id']);
+  res.setHeader('x-request-id', id);
+  await runInScope(id, async (scope) => {
+    try {
+      const body = await parseBody(req, deps.limits.bodyBytes);
+      const response = await withDeadline(
+        apollo.executeHTTPGraphQLRequest({
+          httpGraphQLRequest: { method: req.method ?? 'GET', headers: headerMapOf(req), search, body },
+          context: () => deps.context(req.headers.authorization),
+        }),
+        deps.limits.executionTimeoutMs,
+      );
+      if (response === TIMED_OUT) {
+        scope.outcome = ErrorCode.INTERNAL_SERVER_ERROR;
+        const message = `execution took longer than ${deps.limits.executionTimeoutMs} ms and was abandoned`;
+        return sendJson(res, 503, { errors: [{ message, extensions: { code: ErrorCode.INTERNAL_SERVER_ERROR } }] });
+      }
+      scope.outcome ??= outcomeOfStatus(response.status ?? 200);
+      for (const [key, value] of response.headers) res.setHeader(key, value);
+      res.statusCode = response.status ?? 200;
+      if (response.body.kind === 'complete') {
+        res.end(response.body.string);
+        return;
+      }
+      for await (const chunk of response.body.asyncIterator) res.write(chunk);
+      res.end();
+    } catch (error) {
+      scope.outcome = error instanceof HttpError ? outcomeOfStatus(error.status) : ErrorCode.INTERNAL_SERVER_ERROR;
+      throw error;
+    } finally {
+      record(deps, scope);
+    }
+  });
 }
 
 async function serveReadiness(deps: HttpDeps, res: ServerResponse) {
+  if (deps.isDraining()) return sendJson(res, 503, { status: 'draining' });
   try {
     await deps.readiness();
     sendJson(res, 200, { status: 'ready' });
@@ -102,17 +159,21 @@ export function createHttpServer(deps: HttpDeps): Server {
       switch (url.pathname) {
         case '/graphql':
           if (!deps.apollo) return sendJson(res, 404, { error: 'this process runs ROLE=worker' });
+          if (deps.graphiql && req.method === 'GET' && prefersHtml(req.headers.accept)) return sendGraphiQLPage(res);
           return serveGraphQL(deps.apollo, deps, req, res, url.search);
         case '/healthz':
           return sendJson(res, 200, { status: 'ok' });
         case '/readyz':
           return serveReadiness(deps, res);
         case '/metrics': {
-          const { contentType, body } = await deps.metrics();
-          res.writeHead(200, { 'content-type': contentType });
+          const body = await deps.metrics.registry.metrics();
+          res.writeHead(200, { 'content-type': deps.metrics.registry.contentType });
           return res.end(body);
         }
         default:
+          if (deps.graphiql && deps.apollo && url.pathname.startsWith(GRAPHIQL_ASSET_PREFIX)) {
+            return serveGraphiQLAsset(req, res, url.pathname);
+          }
           return sendJson(res, 404, { error: 'not found' });
       }
     };

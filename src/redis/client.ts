@@ -1,6 +1,8 @@
-// Redis connections. Auto-pipelining sends every command issued in the same event-loop tick
-// as one write, which is what makes a feed page's loaders cost one round trip.
-import { Redis } from 'ioredis';
+// Redis connections: one server (REDIS_URL) or a Redis Cluster (REDIS_CLUSTER_NODES), behind
+// one function so every process and CLI connects the same way. Auto-pipelining sends every
+// command issued in the same event-loop tick as one write per node, which is what makes a
+// feed page's loaders cost one round trip (on a Cluster: one parallel write to each node).
+import { Cluster, Redis, type RedisOptions as IoRedisOptions } from 'ioredis';
 import type { Logger } from 'pino';
 
 export interface RedisOptions {
@@ -9,21 +11,49 @@ export interface RedisOptions {
   forJobs?: boolean;
 }
 
-export function createRedis(url: string, logger: Logger, options: RedisOptions = {}): Redis {
-  const redis = new Redis(url, {
-    enableAutoPipelining: !options.forJobs,
-    connectionName: options.connectionName ?? 'tally',
+/** Where Redis is: the Cluster's seed nodes (host:port) when any are given, else the URL. */
+export interface RedisTarget {
+  redisUrl: string;
+  redisClusterNodes?: readonly string[];
+}
+
+export type RedisClient = Redis | Cluster;
+
+export const isCluster = (client: RedisClient): client is Cluster => (client as Cluster).isCluster === true;
+
+/** Seed nodes as ioredis takes them; `[::1]:7000` style IPv6 hosts lose their brackets. */
+export function seedNodes(nodes: readonly string[]) {
+  return nodes.map((node) => {
+    const at = node.lastIndexOf(':');
+    return { host: node.slice(0, at).replace(/^\[(.*)\]$/, '$1'), port: Number(node.slice(at + 1)) };
+  });
+}
+
+export function createRedis(target: string | RedisTarget, logger: Logger, options: RedisOptions = {}): RedisClient {
+  const { redisUrl, redisClusterNodes = [] } = typeof target === 'string' ? { redisUrl: target } : target;
+  const connectionName = options.connectionName ?? 'tally';
+  const perConnection: IoRedisOptions = {
+    connectionName,
     // Fail a command after a few reconnect attempts instead of queueing it forever: a request
     // should get an error, not hang, while Redis is away.
     maxRetriesPerRequest: options.forJobs ? null : 3,
-    lazyConnect: options.forJobs,
-  });
+  };
+  const redis: RedisClient =
+    redisClusterNodes.length > 0
+      ? new Cluster(seedNodes(redisClusterNodes), {
+          enableAutoPipelining: !options.forJobs,
+          lazyConnect: options.forJobs,
+          // Replicas may lag: counts, viewer state and scripts must see the master's writes.
+          scaleReads: 'master',
+          redisOptions: perConnection,
+        })
+      : new Redis(redisUrl, { ...perConnection, enableAutoPipelining: !options.forJobs, lazyConnect: options.forJobs });
   // ioredis reconnects by itself; without a listener each failed attempt is an unhandled event.
   let lastLogged = 0;
   redis.on('error', (error: Error) => {
     if (Date.now() - lastLogged < 10_000) return;
     lastLogged = Date.now();
-    logger.warn({ err: error, connection: options.connectionName ?? 'tally' }, 'redis connection error');
+    logger.warn({ err: error, connection: connectionName }, 'redis connection error');
   });
   return redis;
 }

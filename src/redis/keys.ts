@@ -75,11 +75,15 @@ export function createKeys(prefix: string, partitions: number) {
     userCounters: (userId: number) => `${prefix}ucnt:${u(userPartition(userId, partitions))}:${SCHEMA}:${userId}`,
     /** Version of the cached user counters (rows older than it are not written). */
     userCountersVersion: (userId: number) => `${prefix}ucntv:${u(userPartition(userId, partitions))}:${userId}`,
+    /** The user's rate-limit token bucket for relation changes. */
+    rateLimit: (userId: number) => `${prefix}rl:${u(userPartition(userId, partitions))}:${userId}`,
     /** Epoch ms: every change acknowledged before it is in the user counters. */
     usersAsOf: () => `${prefix}uasof`,
     /** Which request a user's idempotency key was first used for (in the user's slot). */
     idempotencyClaim: (userId: number, key: string) =>
       `${prefix}idemu:${u(userPartition(userId, partitions))}:${userId}:${key}`,
+    /** An automatic persisted query's text, under Apollo's cache key for it ("apq:<sha256>"). */
+    persistedQuery: (apolloKey: string) => `${prefix}${apolloKey}`,
     /** Deployment facts that must not change under running data (e.g. the partition count). */
     meta: () => `${prefix}meta:${SCHEMA}`,
     /** Present while Redis is being rebuilt from PostgreSQL after losing its data. */

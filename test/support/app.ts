@@ -44,6 +44,8 @@ export async function startTestApp(env: Record<string, string> = {}, options: Te
     REDIS_KEY_PREFIX: prefix,
     JWT_SECRET: TEST_JWT_SECRET,
     LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent',
+    // Tests make many changes as one user; the rate-limit test sets its own limit.
+    RATE_LIMIT_CHANGES: '100000',
     ...env,
   });
   const app = createApp(config, options);
@@ -83,7 +85,10 @@ export async function startTestApp(env: Record<string, string> = {}, options: Te
       await app.stop();
       if (shared) return; // the owner cleans up
       await db.drop();
-      await deleteKeys(prefix);
+      // The app's Redis (one server, or every Cluster master) — unless a test pointed the app at a
+      // proxy it has cut since: the keys then live on the test Redis behind it.
+      const reachable = config.redisClusterNodes.length > 0 || env.REDIS_URL === undefined ? config : TEST_REDIS_URL;
+      await deleteKeys(prefix, reachable);
     },
   };
 }

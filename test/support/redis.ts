@@ -1,30 +1,58 @@
 // Redis isolation for tests and benchmarks: each gets its own key prefix and removes its keys.
+// Works on a single Redis (a URL) and on a Redis Cluster (a target with cluster nodes).
 import { randomBytes } from 'node:crypto';
-import { Redis } from 'ioredis';
+import { Cluster, Redis } from 'ioredis';
+import { seedNodes, type RedisTarget } from '../../src/redis/client.js';
 import { TEST_REDIS_URL } from './env.js';
 
 export const uniquePrefix = (label = 't') => `${label}${randomBytes(4).toString('hex')}:`;
 
-/** Calls `each` with every batch of keys under `prefix` (SCAN is fine here: not production). */
-async function scanKeys(prefix: string, each: (redis: Redis, keys: string[]) => Promise<unknown>, url: string) {
-  const redis = new Redis(url);
+/** SCAN walks one server's keyspace, so a Cluster is walked master by master. */
+async function withServers(target: string | RedisTarget, work: (servers: Redis[]) => Promise<void>) {
+  const { redisUrl, redisClusterNodes = [] } = typeof target === 'string' ? { redisUrl: target } : target;
+  const client = redisClusterNodes.length > 0 ? new Cluster(seedNodes(redisClusterNodes)) : new Redis(redisUrl);
   try {
-    let cursor = '0';
-    do {
-      const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
-      if (keys.length > 0) await each(redis, keys);
-      cursor = next;
-    } while (cursor !== '0');
+    await client.ping(); // a Cluster knows its masters once it answers
+    await work(client instanceof Cluster ? client.nodes('master') : [client]);
   } finally {
-    redis.disconnect();
+    client.disconnect();
   }
 }
 
-export const deleteKeys = (prefix: string, url = TEST_REDIS_URL) =>
-  scanKeys(prefix, (redis, keys) => redis.unlink(...keys), url);
-
-export async function countKeys(prefix: string, url = TEST_REDIS_URL): Promise<number> {
-  let count = 0;
-  await scanKeys(prefix, async (_, keys) => (count += keys.length), url);
-  return count;
+/** Calls `each` with every batch of keys under `prefix` on one server (SCAN is fine here: not production). */
+async function scanServer(redis: Redis, prefix: string, each: (keys: string[]) => Promise<unknown>) {
+  let cursor = '0';
+  do {
+    const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
+    if (keys.length > 0) await each(keys);
+    cursor = next;
+  } while (cursor !== '0');
 }
+
+/** Removes every key under `prefix`: one UNLINK per key, as a Cluster refuses keys of several slots in one. */
+export const deleteKeys = (prefix: string, target: string | RedisTarget = TEST_REDIS_URL) =>
+  withServers(target, async (servers) => {
+    for (const redis of servers) {
+      await scanServer(redis, prefix, async (keys) => {
+        const unlinks = redis.pipeline();
+        for (const key of keys) unlinks.unlink(key);
+        await unlinks.exec();
+      });
+    }
+  });
+
+/** How many keys under `prefix` each server holds (one entry per Cluster master). */
+export async function keysPerServer(prefix: string, target: string | RedisTarget = TEST_REDIS_URL): Promise<number[]> {
+  const counts: number[] = [];
+  await withServers(target, async (servers) => {
+    for (const redis of servers) {
+      let count = 0;
+      await scanServer(redis, prefix, async (keys) => (count += keys.length));
+      counts.push(count);
+    }
+  });
+  return counts;
+}
+
+export const countKeys = async (prefix: string, target: string | RedisTarget = TEST_REDIS_URL) =>
+  (await keysPerServer(prefix, target)).reduce((a, b) => a + b, 0);

@@ -4,7 +4,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer, type AddressInfo } from 'node:net';
 import { Redis } from 'ioredis';
 
-async function freePort(): Promise<number> {
+export async function freePort(): Promise<number> {
   const server = createServer();
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
@@ -45,7 +45,7 @@ export async function startRedisServer(extraArgs: string[] = []): Promise<RedisS
   }
 }
 
-async function waitForPing(url: string, child: ChildProcess): Promise<boolean> {
+export async function waitForPing(url: string, child: ChildProcess): Promise<boolean> {
   const deadline = Date.now() + 5000;
   while (Date.now() < deadline && child.exitCode === null) {
     const probe = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });

@@ -29,4 +29,9 @@ describe('formatError', () => {
     const error = new GraphQLError('boom', { extensions: { code: 'SOMETHING_ELSE' } });
     expect(format(error, true)).toMatchObject({ message: 'boom', extensions: { code: 'INTERNAL_SERVER_ERROR' } });
   });
+
+  it('lets the persisted-query protocol code through (clients resend the query on it)', () => {
+    const error = new GraphQLError('PersistedQueryNotFound', { extensions: { code: 'PERSISTED_QUERY_NOT_FOUND' } });
+    expect(format(error).extensions?.code).toBe('PERSISTED_QUERY_NOT_FOUND');
+  });
 });

@@ -33,6 +33,7 @@ export const Mutation: MutationResolvers = {
     const kind = input.kind ?? 'LIKE';
     const post = await ctx.services.postCache.get(postId);
     if (!post) throw notFound(`post ${postId} not found`);
+    await ctx.services.rateLimiter.take(viewer.id);
     const { changed } = await ctx.services.relations.set({
       userId: viewer.id,
       postId,
@@ -52,6 +53,7 @@ export const Mutation: MutationResolvers = {
     if (userId === viewer.id) throw badInput('you cannot follow yourself', { argumentName: 'userId' });
     const user = await ctx.loaders.user.load(userId);
     if (!user) throw notFound(`user ${userId} not found`);
+    await ctx.services.rateLimiter.take(viewer.id);
     const { changed } = await ctx.services.relations.setFollow({
       userId: viewer.id,
       followeeId: userId,
