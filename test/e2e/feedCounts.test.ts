@@ -33,10 +33,11 @@ beforeAll(async () => {
     ]),
   );
   const since = Date.now();
+  // Every partition's counters must cover the writes above, not just the first post's.
   await waitFor(
-    () => t.gql(FEED, { first: 1 }),
-    (r) => Date.parse(r.data.feed.edges[0].node.counts.asOf) > since,
-    { what: 'counters flushed' },
+    () => t.gql(FEED, { first: 100 }),
+    (r) => r.data.feed.edges.every((e: any) => Date.parse(e.node.counts.asOf) > since),
+    { what: 'counters flushed', timeoutMs: 20_000 },
   );
 }, 60_000);
 afterAll(() => t.stop());
