@@ -29,11 +29,14 @@ interface FactRow {
   authorId: number;
 }
 
+const factKey = (userId: number, entityType: string, entityId: number, kind: string) =>
+  `${userId}|${entityType}|${entityId}|${kind}`;
+
 /** The newest state per (user, entity, kind) in a batch: one row each, as one statement requires. */
 export function latestFacts(batch: EventBatch): FactRow[] {
   const latest = new Map<string, FactRow>();
   for (const { event } of batch.entries) {
-    const key = `${event.userId}|${event.entityType}|${event.entityId}|${event.metric}`;
+    const key = factKey(event.userId, event.entityType, event.entityId, event.metric);
     const version = packVersion(event.id);
     const seen = latest.get(key);
     if (seen && seen.version >= version) continue;
@@ -63,6 +66,7 @@ interface Changed {
 /** What the facts that changed do to users' counters. */
 function userDeltas(changed: Changed[], rows: FactRow[]): Map<number, UserCountValues> {
   const deltas = new Map<number, UserCountValues>();
+  const authors = new Map(rows.map((r) => [factKey(r.userId, r.entityType, r.entityId, r.kind), r.authorId]));
   const add = (userId: number, field: keyof UserCountValues, by: number) => {
     const d = deltas.get(userId) ?? { ...ZERO_COUNTS };
     d[field] += by;
@@ -73,10 +77,10 @@ function userDeltas(changed: Changed[], rows: FactRow[]): Map<number, UserCountV
     if (net === 0) continue;
     const [userId, entityId] = [Number(c.user_id), Number(c.entity_id)];
     if (c.entity_type === POST) {
-      const row = rows.find((r) => r.userId === userId && r.entityId === entityId && r.kind === c.kind && r.entityType === POST);
-      if (!row) continue;
-      if (c.kind === METRICS.LIKE.name) add(row.authorId, 'likesReceived', net);
-      if (c.kind === METRICS.FAV.name) add(row.authorId, 'favsReceived', net);
+      const authorId = authors.get(factKey(userId, POST, entityId, c.kind));
+      if (authorId === undefined) continue;
+      if (c.kind === METRICS.LIKE.name) add(authorId, 'likesReceived', net);
+      if (c.kind === METRICS.FAV.name) add(authorId, 'favsReceived', net);
     } else if (c.entity_type === USER && c.kind === FOLLOW) {
       add(entityId, 'followers', net);
       add(userId, 'followings', net);

@@ -2,5 +2,8 @@
 // entity user:B, metric "follow", set by the same Lua script (which appends the event).
 export const USER = 'user';
 export const FOLLOW = 'follow';
-/** Field of a user entity's counters that follow events would move (unused: see userCounters). */
+/**
+ * The `idx` follow events carry. No SDS is folded from them (the aggregator counts posts
+ * only; user counters are kept by the fact persister), but the event format requires one.
+ */
 export const FOLLOW_SDS_INDEX = 1;

@@ -11,6 +11,7 @@ import { keysPerServer } from '../support/redis.js';
 import { startRedisCluster, type RedisCluster } from '../support/redisCluster.js';
 import { waitForPersister } from '../support/settle.js';
 import { runLikeStorm } from '../support/storm.js';
+import { expectedFavs, expectedLikes, seedFeedWorld } from '../support/feedWorld.js';
 import { waitFor } from '../support/wait.js';
 
 let cluster: RedisCluster | undefined;
@@ -61,21 +62,7 @@ describe('Tally on a 3-master Redis Cluster', () => {
   it.each(['LIKE', 'FAV'] as const)('counts a %s storm exactly: 300 like (100 twice), 50 unlike', (kind) => runLikeStorm(t, kind), 60_000);
 
   it('serves a feed page of 50 posts in at most 2 Redis round trips and 2 SQL queries', async () => {
-    const viewer = await t.token(40, { name: 'Viewer' });
-    const authors = await Promise.all([41, 42, 43, 44].map((id) => t.token(id, { name: `Author ${id}` })));
-    const postIds: string[] = [];
-    for (let i = 0; i < 50; i++) {
-      const res = await t.gql('mutation($t: String!) { createPost(input: { title: $t, body: "b" }) { id } }', { t: `p${i}` }, { token: authors[i % 4]! });
-      postIds.push(res.data.createPost.id);
-    }
-    const others = await Promise.all([20, 21, 22].map((id) => t.token(id)));
-    await Promise.all(
-      postIds.flatMap((postId, i) => [
-        ...(i % 3 === 0 ? [t.gql(SET, { i: { postId, active: true } }, { token: viewer })] : []),
-        ...(i % 5 === 0 ? [t.gql(SET, { i: { postId, active: true, kind: 'FAV' } }, { token: viewer })] : []),
-        ...others.slice(0, i % 4).map((token) => t.gql(SET, { i: { postId, active: true } }, { token })),
-      ]),
-    );
+    const { viewer, postIds } = await seedFeedWorld(t, 50, { viewer: 40, authors: [41, 42, 43, 44] });
     await countsAfter(postIds, Date.now());
 
     await t.gql(FEED, { first: 1 }, { token: viewer }); // warm-up: every node's connection, the viewer row
@@ -90,7 +77,7 @@ describe('Tally on a 3-master Redis Cluster', () => {
     expect(res.data.feed.edges.map((e: any) => e.node.id)).toEqual([...postIds].reverse());
     for (const { node } of res.data.feed.edges) {
       const i = postIds.indexOf(node.id);
-      expect(node.counts).toMatchObject({ likes: (i % 3 === 0 ? 1 : 0) + (i % 4), favs: i % 5 === 0 ? 1 : 0 });
+      expect(node.counts).toMatchObject({ likes: expectedLikes(i), favs: expectedFavs(i) });
       expect(node.myState).toEqual({ liked: i % 3 === 0, faved: i % 5 === 0 });
       expect(node.author.name).toBe(`Author ${41 + (i % 4)}`);
     }

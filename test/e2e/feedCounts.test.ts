@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../support/app.js';
+import { expectedFavs, expectedLikes, seedFeedWorld } from '../support/feedWorld.js';
 import { waitFor } from '../support/wait.js';
 
 let t: TestApp;
@@ -15,23 +16,7 @@ const FEED = `query($first: Int) {
 
 beforeAll(async () => {
   t = await startTestApp({}, { db: { onQuery: (q) => sql.push(q) } });
-  viewer = await t.token(7, { name: 'Viewer' });
-  const authors = await Promise.all([1, 2, 3, 4].map((id) => t.token(id, { name: `Author ${id}` })));
-  postIds = [];
-  for (let i = 0; i < 100; i++) {
-    const res = await t.gql('mutation($t: String!) { createPost(input: { title: $t, body: "b" }) { id } }', { t: `p${i}` }, { token: authors[i % 4]! });
-    postIds.push(res.data.createPost.id);
-  }
-  // The viewer likes every third post and favourites every fifth; others like a few.
-  const SET = 'mutation($i: SetLikeRelationInput!) { setLikeRelation(input: $i) { changed } }';
-  const others = await Promise.all([20, 21, 22].map((id) => t.token(id)));
-  await Promise.all(
-    postIds.flatMap((postId, i) => [
-      ...(i % 3 === 0 ? [t.gql(SET, { i: { postId, active: true } }, { token: viewer })] : []),
-      ...(i % 5 === 0 ? [t.gql(SET, { i: { postId, active: true, kind: 'FAV' } }, { token: viewer })] : []),
-      ...others.slice(0, i % 4).map((token) => t.gql(SET, { i: { postId, active: true } }, { token })),
-    ]),
-  );
+  ({ viewer, postIds } = await seedFeedWorld(t, 100, { viewer: 7, authors: [1, 2, 3, 4] }));
   const since = Date.now();
   // Every partition's counters must cover the writes above, not just the first post's.
   await waitFor(
@@ -41,8 +26,6 @@ beforeAll(async () => {
   );
 }, 60_000);
 afterAll(() => t.stop());
-
-const expectedLikes = (i: number) => (i % 3 === 0 ? 1 : 0) + (i % 4);
 
 describe('a feed page with counts and viewer state', () => {
   it.each([1, 20, 50, 100])('costs one Redis round trip and two SQL queries for %d posts', async (first) => {
@@ -58,7 +41,7 @@ describe('a feed page with counts and viewer state', () => {
 
     for (const { node } of res.data.feed.edges) {
       const i = postIds.indexOf(node.id);
-      expect(node.counts).toMatchObject({ likes: expectedLikes(i), favs: i % 5 === 0 ? 1 : 0 });
+      expect(node.counts).toMatchObject({ likes: expectedLikes(i), favs: expectedFavs(i) });
       expect(node.myState).toEqual({ liked: i % 3 === 0, faved: i % 5 === 0 });
       expect(node.author.name).toBe(`Author ${(i % 4) + 1}`);
     }
