@@ -19,7 +19,7 @@
 
     ARGV[1] most entities to fold in this call
     ARGV[2] aggregation hash prefix   ARGV[3] SDS prefix
-    ARGV[4] bitmap chunk prefix       ARGV[5] chunk index prefix
+    ARGV[4] key prefix                ARGV[5] partition tag "{pN}" (to reach the facts)
     ARGV[6] bitmap-backed metrics, e.g. "like:1,fav:2"
 
   Output: { entities folded, entities left in this pass, rebuilt from facts }
@@ -27,6 +27,7 @@
 local rcall = redis.call
 --- @include "includes/positions"
 --- @include "includes/sds"
+--- @include "includes/relationSet"
 --- @include "includes/countFromFacts"
 --- @include "includes/outbox"
 --- @include "includes/rebuildFromFacts"
@@ -75,7 +76,7 @@ for _, entity in ipairs(entities) do
       -- Missing or malformed counters are never folded onto zeros: start again from the facts.
       rebuildFromFacts(entity,
         { sds = sdsKey, agg = aggKey, aggState = KEYS[5], outbox = KEYS[6], watermarks = KEYS[7] },
-        { bitmap = ARGV[4], chunkIndex = ARGV[5] }, metrics)
+        { prefix = ARGV[4], tag = ARGV[5] }, metrics)
       rebuilt = rebuilt + 1
     end
   end

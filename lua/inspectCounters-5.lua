@@ -15,7 +15,7 @@
     KEYS[5] rebuild watermarks    rw:{pN}
 
     ARGV[1] entity type   ARGV[2] entity id
-    ARGV[3] bitmap chunk prefix   ARGV[4] chunk index prefix
+    ARGV[3] key prefix            ARGV[4] partition tag "{pN}" (to reach the facts)
     ARGV[5] bitmap-backed metrics, e.g. "like:1,fav:2"
     ARGV[6] most in-flight events to scan
 
@@ -25,6 +25,7 @@
 ]]
 local rcall = redis.call
 --- @include "includes/sds"
+--- @include "includes/relationSet"
 --- @include "includes/countFromFacts"
 
 local entity = ARGV[1] .. ':' .. ARGV[2]
@@ -51,7 +52,7 @@ for _, metric in ipairs(parseMetrics(ARGV[5])) do
   local base = metric[1] .. ':' .. entity
   local idx = metric[2]
   reply[#reply + 1] = sds and sds[idx + 1] or 0
-  reply[#reply + 1] = countChunks(ARGV[4] .. base, ARGV[3] .. base .. ':')
+  reply[#reply + 1] = countMembers(relationKeys(ARGV[3], ARGV[4], base))
   reply[#reply + 1] = tonumber(rcall('HGET', KEYS[2], idx) or '0')
   reply[#reply + 1] = inFlight[idx] or 0
 end

@@ -10,18 +10,19 @@
     KEYS[5] rebuild watermarks    rw:{pN}
 
     ARGV[1] entity ("<type>:<id>")
-    ARGV[2] bitmap chunk prefix   ARGV[3] chunk index prefix
+    ARGV[2] key prefix            ARGV[3] partition tag "{pN}" (to reach the facts)
     ARGV[4] bitmap-backed metrics, e.g. "like:1,fav:2"
 
   Output: { the five counters..., watermark or '' }
 ]]
 --- @include "includes/positions"
 --- @include "includes/sds"
+--- @include "includes/relationSet"
 --- @include "includes/countFromFacts"
 --- @include "includes/outbox"
 --- @include "includes/rebuildFromFacts"
 
 local v, newest = rebuildFromFacts(ARGV[1],
   { sds = KEYS[1], agg = KEYS[2], aggState = KEYS[3], outbox = KEYS[4], watermarks = KEYS[5] },
-  { bitmap = ARGV[2], chunkIndex = ARGV[3] }, parseMetrics(ARGV[4]))
+  { prefix = ARGV[2], tag = ARGV[3] }, parseMetrics(ARGV[4]))
 return { v[1], v[2], v[3], v[4], v[5], newest or '' }

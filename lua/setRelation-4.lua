@@ -1,22 +1,20 @@
 --[[
-  Sets one user's relation bit to the desired absolute state and, only if the bit really
+  Sets one user's relation fact to the desired absolute state and, only if it really
   changed, appends the counter event to the partition's outbox. One atomic step: there is
   never a fact without its event, nor an event without its fact. A retry can never undo a
   like because the caller states the result it wants, not a toggle.
 
   Input:
-    KEYS[1] bitmap chunk        bm:{pN}:<metric>:<type>:<id>:<chunk>
-    KEYS[2] chunk index         bmi:{pN}:<metric>:<type>:<id>
+    KEYS[1] bitmap chunk index  bmi:{pN}:<metric>:<type>:<id>   (the relation's set; see
+    KEYS[2] array block index   rai:{pN}:<metric>:<type>:<id>    includes/relationSet)
     KEYS[3] outbox stream       ob:{pN}
     KEYS[4] idempotency record  idem:{pN}:<user>:<key>   (untouched when ARGV[4] is '')
 
-    ARGV[1] bit offset within the chunk (0..32767)
-    ARGV[2] desired state (0 or 1)
-    ARGV[3] chunk number
+    ARGV[1] partition tag "{pN}"   ARGV[2] desired state (0 or 1)   ARGV[3] key prefix
     ARGV[4] request fingerprint, '' when the request has no idempotency key
     ARGV[5] idempotency record TTL (seconds)
     ARGV[6] entity type     ARGV[7] entity id    ARGV[8] metric   ARGV[9] SDS index
-    ARGV[10] user id        ARGV[11] author id
+    ARGV[10] user id (a safe integer)   ARGV[11] author id
 
   Output:
     { 1, changed, eventId }  applied (eventId is '' when nothing changed)
@@ -24,13 +22,14 @@
     -1                       the key was used before for a different request (nothing changed)
     -2                       invalid arguments (nothing changed)
 ]]
+--- @include "includes/relationSet"
 local rcall = redis.call
 
-local bit = tonumber(ARGV[1])
+local userId = tonumber(ARGV[10])
 local desired = tonumber(ARGV[2])
 local fingerprint = ARGV[4]
 local ttl = tonumber(ARGV[5])
-if not bit or bit < 0 or bit > 32767 or (desired ~= 0 and desired ~= 1) or not tonumber(ARGV[3])
+if not userId or userId < 0 or userId > 9007199254740991 or userId % 1 ~= 0 or (desired ~= 0 and desired ~= 1)
   or not ttl or ttl <= 0 or string.find(fingerprint, '|', 1, true) then
   return -2
 end
@@ -44,12 +43,10 @@ if fingerprint ~= '' then
   end
 end
 
--- GETBIT first: SETBIT 0 on a missing chunk would allocate it just to store nothing.
 local changed = 0
 local eventId = ''
-if rcall('GETBIT', KEYS[1], bit) ~= desired then
-  rcall('SETBIT', KEYS[1], bit, desired)
-  if desired == 1 then rcall('SADD', KEYS[2], ARGV[3]) end
+local facts = relationKeys(ARGV[3], ARGV[1], ARGV[8] .. ':' .. ARGV[6] .. ':' .. ARGV[7])
+if setMember(facts, userId, desired == 1) then
   changed = 1
   eventId = rcall('XADD', KEYS[3], '*',
     'e', ARGV[6], 'i', ARGV[7], 'm', ARGV[8], 'x', ARGV[9],

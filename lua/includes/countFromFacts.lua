@@ -1,14 +1,7 @@
--- Set bits over every chunk of one entity's relation bitmap: the count as the facts say.
--- Reads only the chunks the index lists, never the whole id space.
-local function countChunks(indexKey, chunkKeyPrefix)
-  local total = 0
-  for _, chunk in ipairs(redis.call('SMEMBERS', indexKey)) do
-    total = total + redis.call('BITCOUNT', chunkKeyPrefix .. chunk)
-  end
-  return total
-end
+-- Counts as the facts say, for entities whose relations are stored by includes/relationSet.
+-- Needs includes: relationSet.
 
--- "like:1,fav:2" -> { {'like', 1}, {'fav', 2} }: bitmap-backed metrics and their SDS index.
+-- "like:1,fav:2" -> { {'like', 1}, {'fav', 2} }: fact-backed metrics and their SDS index.
 local function parseMetrics(spec)
   local metrics = {}
   for name, idx in string.gmatch(spec, '(%w+):(%d)') do
@@ -18,11 +11,11 @@ local function parseMetrics(spec)
 end
 
 -- An entity's counters rebuilt from its facts (fields without facts start at 0).
-local function sdsFromFacts(bitmapPrefix, chunkIndexPrefix, entity, metrics)
+-- `facts` = { prefix = key prefix, tag = partition tag "{pN}" }; `entity` = "<type>:<id>".
+local function sdsFromFacts(facts, entity, metrics)
   local v = { 0, 0, 0, 0, 0 }
   for _, metric in ipairs(metrics) do
-    local base = metric[1] .. ':' .. entity
-    v[metric[2] + 1] = countChunks(chunkIndexPrefix .. base, bitmapPrefix .. base .. ':')
+    v[metric[2] + 1] = countMembers(relationKeys(facts.prefix, facts.tag, metric[1] .. ':' .. entity))
   end
   return v
 end

@@ -28,8 +28,8 @@ export function createFlusher(deps: { redis: ScriptedRedis; keys: Keys }) {
       limit,
       keys.aggPrefix(partition),
       keys.countersPrefix(partition),
-      keys.bitmapPrefix(partition),
-      keys.chunkIndexPrefix(partition),
+      keys.prefix,
+      keys.partitionTag(partition),
       POST_FACT_METRICS,
     );
     if (!Array.isArray(reply)) throw new Error(`foldDirtyCounters refused its arguments (code ${reply})`);

@@ -1,6 +1,6 @@
 // Posts' like/fav counters. A page's reads (every post's SDS plus the flush watermark of
 // every partition involved) are issued in one tick, so auto-pipelining sends them as one
-// round trip. A missing or malformed SDS is answered from the facts (BITCOUNT), never as 0.
+// round trip. A missing or malformed SDS is answered from the facts, never as 0.
 import type { Keys } from '../redis/keys.js';
 import type { ScriptedRedis } from '../redis/scripts.js';
 import { METRICS, POST } from '../relations/kinds.js';
@@ -21,8 +21,9 @@ export function createPostCounters(deps: { redis: ScriptedRedis; keys: Keys; onM
     const [likes, favs, now] = await redis.countFromFacts(
       keys.chunkIndex(METRICS.LIKE.name, post),
       keys.chunkIndex(METRICS.FAV.name, post),
-      keys.bitmapChunkPrefix(METRICS.LIKE.name, post),
-      keys.bitmapChunkPrefix(METRICS.FAV.name, post),
+      keys.prefix,
+      keys.partitionTag(keys.partitionOf(post)),
+      keys.entityName(post),
     );
     // Facts are current: the count is exact as of the moment Redis read them.
     return { likes, favs, asOf: new Date(now) };

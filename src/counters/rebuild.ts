@@ -33,7 +33,7 @@ export function createRebuilder(deps: { redis: ScriptedRedis; keys: Keys; lockMs
       return { status: status === 0 ? 'locked' : 'rate-limited', retryInMs: Math.max(ttl, 1) };
     },
 
-    /** Recounts from the bitmaps and records the watermark, in one atomic step. */
+    /** Recounts from the facts and records the watermark, in one atomic step. */
     async rebuild(entity: EntityRef): Promise<{ counters: number[]; watermark: string | null }> {
       const partition = keys.partitionOf(entity);
       const reply = await redis.rebuildCounters(
@@ -43,8 +43,8 @@ export function createRebuilder(deps: { redis: ScriptedRedis; keys: Keys; lockMs
         keys.outbox(partition),
         keys.rebuilt(partition),
         keys.entityName(entity),
-        keys.bitmapPrefix(partition),
-        keys.chunkIndexPrefix(partition),
+        keys.prefix,
+        keys.partitionTag(partition),
         POST_FACT_METRICS,
       );
       return { counters: reply.slice(0, 5) as number[], watermark: reply[5] || null };

@@ -64,7 +64,7 @@ export function createReconciler(deps: ReconcilerDeps) {
     const p = keys.partitionOf(post);
     const reply = await redis.inspectCounters(
       keys.counters(post), keys.agg(post), keys.aggState(p), keys.outbox(p), keys.rebuilt(p),
-      POST, postId, keys.bitmapPrefix(p), keys.chunkIndexPrefix(p), POST_FACT_METRICS, IN_FLIGHT_SCAN_LIMIT,
+      POST, postId, keys.prefix, keys.partitionTag(p), POST_FACT_METRICS, IN_FLIGHT_SCAN_LIMIT,
     );
     if (reply[0] !== 1) return null;
     return {

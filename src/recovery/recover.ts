@@ -1,10 +1,10 @@
 // Rebuilds Redis from PostgreSQL after Redis lost its data (`npm run recover`):
 //
-//   1. facts   every active relation fact in PostgreSQL sets its bit again (page by page,
+//   1. facts   every active relation fact in PostgreSQL is set again (page by page,
 //              progress saved in Redis, so an interrupted run resumes);
 //   2. replay  every event in the outboxes (all changes since Redis came back) is applied
 //              again in order: they are newer than anything PostgreSQL had, so they win;
-//   3. counts  every entity's counters are rebuilt from the bitmaps, with the watermark
+//   3. counts  every entity's counters are rebuilt from the facts, with the watermark
 //              that keeps in-flight events from being counted twice;
 //   4. users   every user's counters are cached again from PostgreSQL (where they are exact);
 //   5. done    recovery mode ends: reads go back to Redis.
@@ -19,7 +19,6 @@ import { decodeOutboxEntry } from '../events/outboxCodec.js';
 import type { Logger } from '../log.js';
 import type { Keys } from '../redis/keys.js';
 import type { ScriptedRedis } from '../redis/scripts.js';
-import { bitOf, chunkOf } from '../relations/bitmap.js';
 import { POST } from '../relations/kinds.js';
 import { createRecoveryFlag } from './recoveryFlag.js';
 
@@ -52,12 +51,12 @@ export function createRecovery(deps: RecoveryDeps) {
   const flag = createRecoveryFlag(redis, keys);
   const rebuilder = createRebuilder({ redis, keys, lockMs: 10_000 });
 
-  /** Sets one relation bit to an absolute state (and indexes its chunk when set). */
+  /** Sets one relation fact to an absolute state, stored the way setRelation stores it. */
   function setFact(metric: string, entity: { type: string; id: number }, userId: number, active: boolean) {
-    const chunk = chunkOf(userId);
-    const writes: Promise<unknown>[] = [redis.setbit(keys.bitmapChunk(metric, entity, chunk), bitOf(userId), active ? 1 : 0)];
-    if (active) writes.push(redis.sadd(keys.chunkIndex(metric, entity), chunk));
-    return Promise.all(writes);
+    return redis.writeFact(
+      keys.chunkIndex(metric, entity), keys.prefix, keys.partitionTag(keys.partitionOf(entity)),
+      keys.relationBase(metric, entity), userId, active ? 1 : 0,
+    );
   }
 
   async function restoreFacts(restart: boolean, report: (p: RecoveryProgress) => void) {

@@ -41,8 +41,8 @@ export function createKeys(prefix: string, partitions: number) {
     // Prefixes for keys a script builds per entity (`<prefix><type>:<id>`).
     aggPrefix: (n: number) => `${prefix}agg:${p(n)}:${SCHEMA}:`,
     countersPrefix: (n: number) => `${prefix}cnt:${p(n)}:${SCHEMA}:`,
-    bitmapPrefix: (n: number) => `${prefix}bm:${p(n)}:`,
-    chunkIndexPrefix: (n: number) => `${prefix}bmi:${p(n)}:`,
+    /** The partition's hash tag: scripts name an entity's relation keys from it (includes/relationSet.lua). */
+    partitionTag: (n: number) => p(n),
   };
 
   return {
@@ -51,15 +51,20 @@ export function createKeys(prefix: string, partitions: number) {
     partitionOf,
     ...perPartition,
 
-    /** One chunk of the relation bitmap: 32,768 users per chunk. */
+    // One relation's facts (user ids), stored as in lua/includes/relationSet.lua: array
+    // blocks of sorted ids, and bitmap chunks of 32,768 ids where a bitmap is smaller.
+    /** `<metric>:<type>:<id>`: the part of a relation's key names scripts take as an argument. */
+    relationBase: (metric: string, entity: EntityRef) => `${metric}:${name(entity)}`,
+    /** A bitmap chunk of the relation (chunk = user id / 32,768). */
     bitmapChunk: (metric: string, entity: EntityRef, chunk: number) =>
-      `${perPartition.bitmapPrefix(partitionOf(entity))}${metric}:${name(entity)}:${chunk}`,
-    /** The chunk key without its chunk number, for scripts that walk the chunk index. */
-    bitmapChunkPrefix: (metric: string, entity: EntityRef) =>
-      `${perPartition.bitmapPrefix(partitionOf(entity))}${metric}:${name(entity)}:`,
-    /** Chunk numbers of an entity's bitmap that hold any bit. */
-    chunkIndex: (metric: string, entity: EntityRef) =>
-      `${perPartition.chunkIndexPrefix(partitionOf(entity))}${metric}:${name(entity)}`,
+      `${prefix}bm:${p(partitionOf(entity))}:${metric}:${name(entity)}:${chunk}`,
+    /** Chunk numbers of the relation that are stored as bitmaps. */
+    chunkIndex: (metric: string, entity: EntityRef) => `${prefix}bmi:${p(partitionOf(entity))}:${metric}:${name(entity)}`,
+    /** An array block of the relation: sorted 4-byte ids of the chunks from `start` on. */
+    arrayBlock: (metric: string, entity: EntityRef, start: number) =>
+      `${prefix}ra:${p(partitionOf(entity))}:${metric}:${name(entity)}:${start}`,
+    /** Start chunks of the relation's array blocks (absent while there is only block 0). */
+    arrayIndex: (metric: string, entity: EntityRef) => `${prefix}rai:${p(partitionOf(entity))}:${metric}:${name(entity)}`,
     /** Pending deltas of one entity (field = SDS index). */
     agg: (entity: EntityRef) => `${perPartition.aggPrefix(partitionOf(entity))}${name(entity)}`,
     /** The entity's fixed-width counters (SDS, 20 bytes). */

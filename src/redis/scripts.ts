@@ -38,6 +38,8 @@ type Arg = string | number;
 /** The scripts as typed commands. Keys come first, in the order of each script's header. */
 export interface ScriptCommands {
   setRelation(...args: Arg[]): Promise<[number, number, string] | number>;
+  hasFacts(...args: Arg[]): Promise<number[]>;
+  writeFact(...args: Arg[]): Promise<number>;
   applyCounterBatch(...args: Arg[]): Promise<[number, ...(string | null)[]] | number>;
   foldDirtyCounters(...args: Arg[]): Promise<[number, number, number] | number>;
   countFromFacts(...args: Arg[]): Promise<[number, number, number]>;

@@ -3,7 +3,6 @@
 import { badInput, conflict } from '../errors.js';
 import type { EntityRef, Keys } from '../redis/keys.js';
 import type { ScriptedRedis } from '../redis/scripts.js';
-import { bitOf, chunkOf } from './bitmap.js';
 import { FOLLOW, FOLLOW_SDS_INDEX, USER } from './follows.js';
 import { METRICS, POST, type Metric, type RelationKind } from './kinds.js';
 
@@ -38,6 +37,12 @@ export interface SetRelationResult {
   eventId: string;
 }
 
+/** A relation: who has `metric` on `entity` (likes of post 7, followers of user 3). */
+interface Relation {
+  metric: string;
+  entity: EntityRef;
+}
+
 export interface ViewerState {
   liked: boolean;
   faved: boolean;
@@ -70,15 +75,15 @@ export function createRelationStore(redis: ScriptedRedis, keys: Keys) {
       if (claimed !== null && claimed !== fingerprint) throw conflictError();
     }
 
-    const chunk = chunkOf(userId);
+    const partition = keys.partitionOf(entity);
     const reply = await redis.setRelation(
-      keys.bitmapChunk(metric.name, entity, chunk),
       keys.chunkIndex(metric.name, entity),
-      keys.outbox(keys.partitionOf(entity)),
+      keys.arrayIndex(metric.name, entity),
+      keys.outbox(partition),
       keys.idempotency(entity, userId, key ?? ''),
-      bitOf(userId),
+      keys.partitionTag(partition),
       active ? 1 : 0,
-      chunk,
+      keys.prefix,
       fingerprint,
       IDEMPOTENCY_TTL_S,
       entity.type,
@@ -94,9 +99,31 @@ export function createRelationStore(redis: ScriptedRedis, keys: Keys) {
     return { changed: changed === 1, replayed: status === 2, eventId };
   }
 
-  /** GETBIT of `userId` in each entity's bitmap: auto-pipelined into one round trip. */
-  const hasFact = (userId: number, metric: string, entity: EntityRef) =>
-    redis.getbit(keys.bitmapChunk(metric, entity, chunkOf(userId)), bitOf(userId)).then((bit) => bit === 1);
+  /**
+   * Whether `userId` is in each relation, in order: one script call per partition involved,
+   * all issued in one tick, so auto-pipelining sends them as one round trip.
+   */
+  async function hasFacts(userId: number, relations: readonly Relation[]): Promise<boolean[]> {
+    const byPartition = new Map<number, number[]>();
+    relations.forEach(({ entity }, i) => {
+      const partition = keys.partitionOf(entity);
+      const group = byPartition.get(partition);
+      if (group) group.push(i);
+      else byPartition.set(partition, [i]);
+    });
+    const answers = new Array<boolean>(relations.length);
+    await Promise.all(
+      [...byPartition].map(async ([partition, indexes]) => {
+        const bases = indexes.map((i) => keys.relationBase(relations[i]!.metric, relations[i]!.entity));
+        const first = relations[indexes[0]!]!;
+        const reply = await redis.hasFacts(
+          keys.chunkIndex(first.metric, first.entity), keys.prefix, keys.partitionTag(partition), userId, ...bases,
+        );
+        indexes.forEach((i, k) => (answers[i] = reply[k] === 1));
+      }),
+    );
+    return answers;
+  }
 
   return {
     setFact,
@@ -118,17 +145,16 @@ export function createRelationStore(redis: ScriptedRedis, keys: Keys) {
 
     /** Whether the viewer follows each user, in order. */
     follows: (viewerId: number, userIds: readonly number[]) =>
-      Promise.all(userIds.map((id) => hasFact(viewerId, FOLLOW, { type: USER, id }))),
+      hasFacts(viewerId, userIds.map((id) => ({ metric: FOLLOW, entity: { type: USER, id } }))),
 
-    /** The viewer's like and fav on each post, in order: GETBITs that auto-pipeline into one round trip. */
+    /** The viewer's like and fav on each post, in order. */
     async viewerStates(userId: number, postIds: readonly number[]): Promise<ViewerState[]> {
-      return Promise.all(
-        postIds.map(async (id) => {
-          const post = { type: POST, id };
-          const [liked, faved] = await Promise.all([hasFact(userId, METRICS.LIKE.name, post), hasFact(userId, METRICS.FAV.name, post)]);
-          return { liked, faved };
-        }),
+      const posts = postIds.map((id) => ({ type: POST, id }));
+      const facts = await hasFacts(
+        userId,
+        posts.flatMap((entity) => [{ metric: METRICS.LIKE.name, entity }, { metric: METRICS.FAV.name, entity }]),
       );
+      return posts.map((_, i) => ({ liked: facts[2 * i]!, faved: facts[2 * i + 1]! }));
     },
   };
 }

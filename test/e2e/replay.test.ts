@@ -30,11 +30,11 @@ describe('npm run replay', () => {
       t.gql(SET, { i: { postId, active: true, kind: u % 4 === 0 ? 'FAV' : 'LIKE' } }, { token }))));
     await Promise.all(ids.map((postId) => t.gql(SET, { i: { postId, active: false } }, { token: tokens[1] })));
 
-    // Counters and the bitmaps both go bad: only the log still knows the truth.
+    // Counters and the like facts both go bad: only the log still knows the truth.
     for (const id of ids.slice(0, 3)) {
       const post = { type: 'post', id: Number(id) };
       await t.app.redis.set(t.app.keys.counters(post), encodeSds([0, 7777, 5, 0, 0]));
-      await t.app.redis.del(t.app.keys.chunkIndex('like', post));
+      await t.app.redis.del(t.app.keys.chunkIndex('like', post), t.app.keys.arrayBlock('like', post, 0));
     }
 
     // Writes keep arriving during the replay.

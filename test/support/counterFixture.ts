@@ -68,8 +68,9 @@ export function createCounterFixture(options: { partitions?: number; leaseMs?: n
       const [likes, favs] = await redis.countFromFacts(
         keys.chunkIndex('like', post),
         keys.chunkIndex('fav', post),
-        keys.bitmapChunkPrefix('like', post),
-        keys.bitmapChunkPrefix('fav', post),
+        keys.prefix,
+        keys.partitionTag(keys.partitionOf(post)),
+        keys.entityName(post),
       );
       return { likes, favs };
     },

@@ -5,7 +5,6 @@ import { ownerOf } from '../../src/events/partitionAssignment.js';
 import { comparePositions } from '../../src/events/types.js';
 import { createKeys } from '../../src/redis/keys.js';
 import { fnv1a32 } from '../../src/redis/partition.js';
-import { bitOf, chunkOf } from '../../src/relations/bitmap.js';
 
 describe('SDS', () => {
   it('is 5 big-endian uint32 fields in 20 bytes', () => {
@@ -36,6 +35,8 @@ describe('keys and partitions', () => {
     const all = [
       keys.bitmapChunk('like', post, 3),
       keys.chunkIndex('like', post),
+      keys.arrayBlock('like', post, 0),
+      keys.arrayIndex('like', post),
       keys.agg(post),
       keys.counters(post),
       keys.idempotency(post, 7, 'k'),
@@ -44,6 +45,8 @@ describe('keys and partitions', () => {
     ];
     for (const key of all) expect(key.match(/\{[^}]*\}/)?.[0]).toBe(tag);
     expect(keys.bitmapChunk('like', post, 3)).toBe(`bm:${tag}:like:post:42:3`);
+    expect(keys.arrayBlock('like', post, 0)).toBe(`ra:${tag}:like:post:42:0`);
+    expect(`${keys.partitionTag(keys.partitionOf(post))}:${keys.relationBase('like', post)}`).toBe(`${tag}:like:post:42`);
     expect(keys.counters(post)).toBe(`cnt:${tag}:v1:post:42`);
     expect(keys.agg(post)).toBe(`agg:${tag}:v1:post:42`);
   });
@@ -59,14 +62,6 @@ describe('keys and partitions', () => {
   });
 });
 
-describe('bitmap chunks', () => {
-  it('maps a user id to a chunk of 32,768 and a bit within it', () => {
-    expect([chunkOf(0), bitOf(0)]).toEqual([0, 0]);
-    expect([chunkOf(32_767), bitOf(32_767)]).toEqual([0, 32_767]);
-    expect([chunkOf(32_768), bitOf(32_768)]).toEqual([1, 0]);
-    expect([chunkOf(1e12), bitOf(1e12)]).toEqual([30_517_578, 4096]);
-  });
-});
 
 describe('rendezvous assignment', () => {
   const members = ['host-a:1:aaaaaa', 'host-a:2:bbbbbb', 'host-b:1:cccccc'];

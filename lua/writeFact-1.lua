@@ -1,0 +1,14 @@
+--[[
+  Sets one relation fact without an event: for recovery, which restores the facts PostgreSQL
+  holds and then counts them (the events that moved the counters are long applied).
+
+  Input:
+    KEYS[1] chunk index of the relation   (declared so a Cluster routes the call)
+    ARGV[1] key prefix   ARGV[2] partition tag "{pN}"   ARGV[3] relation "<metric>:<type>:<id>"
+    ARGV[4] user id      ARGV[5] state (0 or 1)
+
+  Output: 1 when the fact changed, else 0
+]]
+--- @include "includes/relationSet"
+
+return setMember(relationKeys(ARGV[1], ARGV[2], ARGV[3]), tonumber(ARGV[4]), ARGV[5] == '1') and 1 or 0
