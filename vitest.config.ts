@@ -1,6 +1,15 @@
+import { createRequire } from 'node:module';
 import { defineConfig } from 'vitest/config';
 
+const require = createRequire(import.meta.url);
+
 export default defineConfig({
+  resolve: {
+    // graphql 16 has no exports map: Node loads its CommonJS main, Vite would pick its `module`
+    // build. Our code must share the one copy Apollo, graphql-tools and graphql-jit use, or
+    // schemas and errors fail their instanceof checks across the two.
+    alias: [{ find: /^graphql$/, replacement: require.resolve('graphql') }],
+  },
   test: {
     include: ['test/**/*.test.ts'],
     globalSetup: ['test/support/globalSetup.ts'],
