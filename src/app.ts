@@ -8,6 +8,7 @@ import { createUserCounters } from './counters/userCounters.js';
 import { createUserCounterStore } from './db/userCounters.js';
 import { createDb, type DbOptions } from './db/client.js';
 import { createFactStore } from './db/facts.js';
+import { createFeedCache } from './db/feedCache.js';
 import { createPostCache } from './db/postCache.js';
 import { createPostStore } from './db/posts.js';
 import { createRelationLists } from './db/relationLists.js';
@@ -24,7 +25,6 @@ import { createMetrics } from './metrics.js';
 import { createRedis } from './redis/client.js';
 import { checkDeployment } from './redis/deployment.js';
 import { createKeys } from './redis/keys.js';
-import { countRequestRoundTrips } from './redis/requestRoundTrips.js';
 import { trackRoundTrips } from './redis/roundTrips.js';
 import { withScripts } from './redis/scripts.js';
 import { createRebuildRequests } from './jobs/rebuildJobs.js';
@@ -46,7 +46,6 @@ export function createApp(config: Config, options: AppOptions = {}) {
   const keys = createKeys(config.redisKeyPrefix, config.partitions);
   const redis = withScripts(createRedis(config, logger));
   const redisRoundTrips = trackRoundTrips(redis);
-  countRequestRoundTrips(redis);
   const posts = createPostStore(db);
   const facts = createFactStore(db);
   // BullMQ producers (rebuild requests from the read path); blocking-safe connection.
@@ -57,6 +56,7 @@ export function createApp(config: Config, options: AppOptions = {}) {
     users: createUserStore(db),
     posts,
     postCache: createPostCache(posts, config.postCacheTtlMs),
+    feedCache: createFeedCache(posts, config.feedCacheTtlMs),
     userCounters: createUserCounters({ redis, keys, store: createUserCounterStore(db) }),
     postCounters: createPostCounters({ redis, keys, onMissing: (id) => rebuildRequests.request({ type: POST, id }) }),
     relations: createRelationStore(redis, keys),
@@ -77,7 +77,7 @@ export function createApp(config: Config, options: AppOptions = {}) {
 
   // The event log as seen from this process, for its lag metric (workers consume their own).
   const eventLogs = createEventLogs(config, redis, keys, logger);
-  const metrics = createMetrics({ lag: () => eventLogs.lag() });
+  const metrics = createMetrics({ lag: () => eventLogs.lag(), redisRoundTrips: () => redisRoundTrips.count });
   const workers = runsWorkers ? createWorkers(config, keys, logger, metrics) : null;
   const lossWatch = createRedisLossWatch({
     redis,

@@ -52,6 +52,8 @@ export interface Config {
   consumerLeaseMs: number;
   /** How long a post lookup made to validate a mutation is reused. */
   postCacheTtlMs: number;
+  /** How long a feed page (the posts, not their counts) is reused by this process. */
+  feedCacheTtlMs: number;
   /** BullMQ job lock: a job of a worker that died is retried after this long. */
   jobLockMs: number;
   /** Hold on one entity while a worker rebuilds its counters. */
@@ -79,6 +81,8 @@ export interface Config {
   shutdownDelayMs: number;
   /** How long an automatic persisted query stays in Redis after its last registration. */
   persistedQueryTtlS: number;
+  /** Who executes operations: graphql-jit (compiled once per document) or graphql-js. */
+  executor: 'jit' | 'graphql-js';
   /** Where consumers read events: the Redis outbox streams, or Kafka (fed by the relay). */
   eventLog: EventLogKind;
   kafka: KafkaConfig;
@@ -185,6 +189,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     eventRetentionMs: integer('EVENT_RETENTION_MS', 3_600_000, 0, 30 * 24 * 3_600_000),
     consumerLeaseMs: integer('CONSUMER_LEASE_MS', 10_000, 500, 300_000),
     postCacheTtlMs: integer('POST_CACHE_TTL_MS', 30_000, 0, 3_600_000),
+    feedCacheTtlMs: integer('FEED_CACHE_TTL_MS', 1000, 0, 60_000),
     jobLockMs: integer('JOB_LOCK_MS', 30_000, 1000, 600_000),
     rebuildLockMs: integer('REBUILD_LOCK_MS', 5000, 100, 600_000),
     reconcileIntervalMs: integer('RECONCILE_INTERVAL_MS', 300_000, 1000, 86_400_000),
@@ -203,6 +208,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     },
     shutdownDelayMs: integer('SHUTDOWN_DELAY_MS', 0, 0, 120_000),
     persistedQueryTtlS: integer('PERSISTED_QUERY_TTL_S', 7 * 24 * 3600, 60, 365 * 24 * 3600),
+    executor: oneOf('GRAPHQL_EXECUTOR', ['jit', 'graphql-js'] as const, 'jit'),
     eventLog: oneOf<EventLogKind>('EVENT_LOG', ['redis', 'kafka'], 'redis'),
     kafka: {
       brokers: (env.KAFKA_BROKERS ?? '').split(',').map((b) => b.trim()).filter(Boolean),

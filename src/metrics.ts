@@ -6,6 +6,8 @@ import type { GroupLag } from './events/types.js';
 export interface MetricSources {
   /** Event log lag per group and partition. */
   lag(): Promise<GroupLag[]>;
+  /** Redis round trips this process started so far (src/redis/roundTrips.ts). */
+  redisRoundTrips(): number;
 }
 
 export function createMetrics(sources: MetricSources) {
@@ -27,6 +29,16 @@ export function createMetrics(sources: MetricSources) {
     },
   });
 
+  new Counter({
+    name: 'tally_redis_round_trips_total',
+    help: 'Redis round trips this process started (ticks with writes; commands of one tick share one). Per request: divide by tally_graphql_requests_total',
+    registers: [registry],
+    collect() {
+      this.reset();
+      this.inc(sources.redisRoundTrips());
+    },
+  });
+
   return {
     registry,
     requests: new Counter({
@@ -40,12 +52,6 @@ export function createMetrics(sources: MetricSources) {
       help: 'GraphQL request latency, from the first byte read to the response',
       labelNames: ['operation'] as const,
       buckets: [0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
-      registers: [registry],
-    }),
-    redisRoundTrips: new Histogram({
-      name: 'tally_redis_round_trips_per_request',
-      help: 'Redis round trips one GraphQL request caused (commands sent in one tick share one)',
-      buckets: [0, 1, 2, 3, 4, 6, 10, 20, 50],
       registers: [registry],
     }),
     flushDuration: new Histogram({

@@ -1,11 +1,14 @@
 -- One relation's members (user ids) for one (metric, entity), stored adaptively like a roaring
 -- bitmap. Ids fall in chunks of 32,768; each chunk lives in exactly one of two places:
---   * an array block: a string of sorted big-endian ids, `ra:<base>:<start chunk>`,
---     shared by every non-bitmap chunk from its start up to the next block's start. Without a
---     block index (`rai:<base>`, a sorted set scored by start chunk) there is one block, start 0.
---     Sparse ids cost 4 bytes each plus one key per entity, where a bitmap chunk costs ~4 KiB.
---   * a bitmap chunk: `bm:<base>:<chunk>` (32,768 bits), listed in `bmi:<base>`. A chunk is
---     promoted from its block once its bitmap (up to its highest bit) plus a key is smaller.
+--   * an array block `ra:<name>:<start chunk>`: sorted ids, shared by every non-bitmap chunk
+--     from its start up to the next block's start. The block index `rai:<name>` lists the
+--     starts; without it there is one block, start 0. Sparse ids cost 4 bytes each plus one
+--     key per relation, where a bitmap chunk would cost up to 4 KiB.
+--   * a bitmap chunk `bm:<name>:<chunk>` (32,768 bits), listed in the SET `bmi:<name>` (the
+--     layout of schema v1, where every chunk was a bitmap: such data reads as it is). A chunk
+--     is promoted from its block once its bitmap (up to its highest bit) plus a key is smaller.
+-- Blocks and the block index are packed id lists (below): a reader fetches every relation's
+-- block 0 and block index with one MGET and usually needs nothing else.
 -- Readers and writers go through these functions only, inside one script: always atomic.
 -- Bitmaps never demote: a chunk that drops back to a few ids keeps at most one plain bitmap.
 local CHUNK_IDS = 32768
@@ -25,118 +28,161 @@ local function relationKeys(prefix, tag, base)
   }
 end
 
--- A block is one width byte (4..7: enough for its largest id, 4 for every id below 2^32)
--- followed by its ids, sorted, big-endian, that many bytes each.
-local function widthFor(id)
+-- A packed list is one width byte (4..7: enough for its largest value, 4 for every value
+-- below 2^32) followed by its values, sorted, big-endian, that many bytes each. In memory it
+-- stays the string Redis stored (`s`, width byte included): reads index into it, no copy.
+local function widthFor(value)
   local w = 4
-  while id >= 256 ^ w do w = w + 1 end
+  while value >= 256 ^ w do w = w + 1 end
   return w
 end
 
-local function readBlock(key)
-  local raw = redis.call('GET', key)
-  if not raw then return { w = 4, s = '' } end
-  return { w = string.byte(raw, 1), s = string.sub(raw, 2) }
+local function decodeList(raw)
+  if not raw then return { w = 4, s = string.char(4) } end
+  return { w = string.byte(raw, 1), s = raw }
 end
 
-local function size(b) return #b.s / b.w end
+local function readList(key) return decodeList(redis.call('GET', key)) end
 
-local function idAt(b, i)
-  local id = 0
-  for k = (i - 1) * b.w + 1, i * b.w do id = id * 256 + string.byte(b.s, k) end
-  return id
+local function size(list) return (#list.s - 1) / list.w end
+
+local function valueAt(list, i)
+  local w = list.w
+  local at = 2 + (i - 1) * w
+  if w == 4 then
+    local b1, b2, b3, b4 = string.byte(list.s, at, at + 3)
+    return ((b1 * 256 + b2) * 256 + b3) * 256 + b4
+  end
+  local value = 0
+  for k = at, at + w - 1 do value = value * 256 + string.byte(list.s, k) end
+  return value
 end
 
-local function packId(id, w)
+local function pack(value, w)
   local bytes = {}
-  for k = w - 1, 0, -1 do bytes[#bytes + 1] = math.floor(id / 256 ^ k) % 256 end
+  for k = w - 1, 0, -1 do bytes[#bytes + 1] = math.floor(value / 256 ^ k) % 256 end
   return string.char(unpack(bytes))
 end
 
--- First position (1-based) whose id is >= `id`; size + 1 when there is none.
-local function lowerBound(b, id)
-  local lo, hi = 1, size(b) + 1
+-- First position (1-based) whose value is >= `value`; size + 1 when there is none.
+local function lowerBound(list, value)
+  local lo, hi = 1, size(list) + 1
   while lo < hi do
     local mid = math.floor((lo + hi) / 2)
-    if idAt(b, mid) < id then lo = mid + 1 else hi = mid end
+    if valueAt(list, mid) < value then lo = mid + 1 else hi = mid end
   end
   return lo
 end
 
--- The block without the ids at positions [lo, hi), or with `id` before position `at`.
-local function without(b, lo, hi)
-  return { w = b.w, s = string.sub(b.s, 1, (lo - 1) * b.w) .. string.sub(b.s, (hi - 1) * b.w + 1) }
+local function contains(list, value)
+  local i = lowerBound(list, value)
+  return i <= size(list) and valueAt(list, i) == value
 end
 
-local function inserted(b, at, id)
-  local w = widthFor(id)
-  if w > b.w then
-    local wide = {}
-    for i = 1, size(b) do wide[i] = packId(idAt(b, i), w) end
-    b = { w = w, s = table.concat(wide) }
+-- Byte offset in `s` just before the value at position i.
+local function before(list, i) return 1 + (i - 1) * list.w end
+
+-- The list without the values at positions [lo, hi).
+local function without(list, lo, hi)
+  return { w = list.w, s = string.sub(list.s, 1, before(list, lo)) .. string.sub(list.s, before(list, hi) + 1) }
+end
+
+-- The list with `value` inserted at position `at`, widened if the value needs more bytes.
+local function inserted(list, at, value)
+  local w = widthFor(value)
+  if w > list.w then
+    local wide = { string.char(w) }
+    for i = 1, size(list) do wide[i + 1] = pack(valueAt(list, i), w) end
+    list = { w = w, s = table.concat(wide) }
   end
-  return { w = b.w, s = string.sub(b.s, 1, (at - 1) * b.w) .. packId(id, b.w) .. string.sub(b.s, (at - 1) * b.w + 1) }
+  local cut = before(list, at)
+  return { w = list.w, s = string.sub(list.s, 1, cut) .. pack(value, list.w) .. string.sub(list.s, cut + 1) }
+end
+
+local function writeList(key, list)
+  if size(list) == 0 then redis.call('DEL', key) else redis.call('SET', key, list.s) end
+end
+
+-- Start chunk of the array block that holds `chunk` (when it is not a bitmap).
+local function startIn(starts, chunk)
+  local i = lowerBound(starts, chunk + 1) - 1
+  return i > 0 and valueAt(starts, i) or 0
+end
+
+-- Moves the ids of `chunk` at positions [lo, hi) of `block` into the chunk's own bitmap,
+-- written whole in one SET (an exactly sized string); returns the block without them.
+local function promote(keys, block, chunk, lo, hi)
+  local first = chunk * CHUNK_IDS
+  local bytes = {}
+  for i = lo, hi - 1 do
+    local bit = valueAt(block, i) - first
+    local byte = math.floor(bit / 8) + 1
+    for b = #bytes + 1, byte do bytes[b] = 0 end
+    bytes[byte] = bytes[byte] + 2 ^ (7 - bit % 8)
+  end
+  local chars = {}
+  for b = 1, #bytes, 4096 do chars[#chars + 1] = string.char(unpack(bytes, b, math.min(b + 4095, #bytes))) end
+  redis.call('SET', keys.bitmap .. chunk, table.concat(chars))
+  redis.call('SADD', keys.chunkIndex, chunk)
+  return without(block, lo, hi)
+end
+
+-- Promotes `chunk` when its bitmap would take less memory than its ids in the block.
+local function promoteIfSmaller(keys, block, chunk)
+  local lo = lowerBound(block, chunk * CHUNK_IDS)
+  local hi = lowerBound(block, (chunk + 1) * CHUNK_IDS)
+  if hi == lo then return block end
+  local bitmapBytes = math.floor((valueAt(block, hi - 1) - chunk * CHUNK_IDS) / 8) + 1
+  if bitmapBytes + KEY_BYTES < block.w * (hi - lo) then return promote(keys, block, chunk, lo, hi) end
+  return block
+end
+
+-- Writes an over-full block as two, split at the chunk boundary nearest its middle id (a
+-- block of one chunk only goes to a bitmap instead: 4 KiB at most, no bigger than its ids).
+local function splitBlock(keys, starts, start, block)
+  local n = size(block)
+  local firstChunk = math.floor(valueAt(block, 1) / CHUNK_IDS)
+  if firstChunk == math.floor(valueAt(block, n) / CHUNK_IDS) then
+    writeList(keys.block .. start, promote(keys, block, firstChunk, 1, n + 1))
+    return
+  end
+  local cut = math.max(math.floor(valueAt(block, math.floor(n / 2) + 1) / CHUNK_IDS), firstChunk + 1)
+  local at = lowerBound(block, cut * CHUNK_IDS)
+  if size(starts) == 0 then starts = inserted(starts, 1, 0) end
+  writeList(keys.blockIndex, inserted(starts, lowerBound(starts, cut), cut))
+  writeList(keys.block .. start, without(block, at, n + 1))
+  writeList(keys.block .. cut, without(block, 1, at))
 end
 
 local function isBitmapChunk(keys, chunk)
   return redis.call('SISMEMBER', keys.chunkIndex, chunk) == 1
 end
 
--- Start chunk of the array block that holds `chunk` (when it is not a bitmap).
-local function blockStart(keys, chunk)
-  local found = redis.call('ZRANGE', keys.blockIndex, chunk, '-inf', 'BYSCORE', 'REV', 'LIMIT', 0, 1)
-  return found[1] or '0'
-end
-
-local function writeBlock(key, b)
-  if b.s == '' then redis.call('DEL', key) else redis.call('SET', key, string.char(b.w) .. b.s) end
-end
-
--- Moves the ids of `chunk` at positions [lo, hi) of block `b` into the chunk's own bitmap;
--- returns the block without them.
-local function promote(keys, b, chunk, lo, hi)
-  local bitmapKey = keys.bitmap .. chunk
-  local first = chunk * CHUNK_IDS
-  for i = lo, hi - 1 do redis.call('SETBIT', bitmapKey, idAt(b, i) - first, 1) end
-  redis.call('SADD', keys.chunkIndex, chunk)
-  return without(b, lo, hi)
-end
-
--- Promotes `chunk` when its bitmap would take less memory than its ids in the block.
-local function promoteIfSmaller(keys, b, chunk)
-  local lo = lowerBound(b, chunk * CHUNK_IDS)
-  local hi = lowerBound(b, (chunk + 1) * CHUNK_IDS)
-  if hi == lo then return b end
-  local bitmapBytes = math.floor((idAt(b, hi - 1) - chunk * CHUNK_IDS) / 8) + 1
-  if bitmapBytes + KEY_BYTES < b.w * (hi - lo) then return promote(keys, b, chunk, lo, hi) end
-  return b
-end
-
--- Writes an over-full block as two, split at the chunk boundary nearest its middle id (a
--- block of one chunk only goes to a bitmap instead: 4 KiB at most, no bigger than its ids).
-local function splitBlock(keys, start, b)
-  local n = size(b)
-  local firstChunk = math.floor(idAt(b, 1) / CHUNK_IDS)
-  if firstChunk == math.floor(idAt(b, n) / CHUNK_IDS) then
-    writeBlock(keys.block .. start, promote(keys, b, firstChunk, 1, n + 1))
-    return
-  end
-  local cut = math.max(math.floor(idAt(b, math.floor(n / 2) + 1) / CHUNK_IDS), firstChunk + 1)
-  local at = lowerBound(b, cut * CHUNK_IDS)
-  redis.call('ZADD', keys.blockIndex, 'NX', 0, '0')
-  redis.call('ZADD', keys.blockIndex, cut, tostring(cut))
-  writeBlock(keys.block .. start, without(b, at, n + 1))
-  writeBlock(keys.block .. cut, without(b, 1, at))
-end
-
-local function hasMember(keys, id)
+-- Whether `id` is in each relation of `relations` (key tables): one MGET reads every
+-- relation's block 0 and block index; only bitmap chunks and blocks past 0 need more.
+local function hasMembers(relations, id)
+  if #relations == 0 then return {} end
   local chunk = math.floor(id / CHUNK_IDS)
-  if isBitmapChunk(keys, chunk) then
-    return redis.call('GETBIT', keys.bitmap .. chunk, id % CHUNK_IDS) == 1
+  local names = {}
+  for _, keys in ipairs(relations) do
+    names[#names + 1] = keys.block .. '0'
+    names[#names + 1] = keys.blockIndex
   end
-  local b = readBlock(keys.block .. blockStart(keys, chunk))
-  local i = lowerBound(b, id)
-  return i <= size(b) and idAt(b, i) == id
+  local raw = redis.call('MGET', unpack(names))
+  local answers = {}
+  for r, keys in ipairs(relations) do
+    local block0, index = raw[2 * r - 1], raw[2 * r]
+    local member
+    if isBitmapChunk(keys, chunk) then
+      member = redis.call('GETBIT', keys.bitmap .. chunk, id % CHUNK_IDS) == 1
+    else
+      local start = index and startIn(decodeList(index), chunk) or 0
+      local block = decodeList(start == 0 and block0 or redis.call('GET', keys.block .. start))
+      member = contains(block, id)
+    end
+    answers[r] = member
+  end
+  return answers
 end
 
 -- Adds or removes `id`; true when that changed the set.
@@ -145,18 +191,19 @@ local function setMember(keys, id, member)
   if isBitmapChunk(keys, chunk) then
     return redis.call('SETBIT', keys.bitmap .. chunk, id % CHUNK_IDS, member and 1 or 0) ~= (member and 1 or 0)
   end
-  local start = blockStart(keys, chunk)
+  local starts = readList(keys.blockIndex)
+  local start = startIn(starts, chunk)
   local blockKey = keys.block .. start
-  local b = readBlock(blockKey)
-  local i = lowerBound(b, id)
-  local present = i <= size(b) and idAt(b, i) == id
+  local block = readList(blockKey)
+  local i = lowerBound(block, id)
+  local present = i <= size(block) and valueAt(block, i) == id
   if present == member then return false end
   if not member then
-    writeBlock(blockKey, without(b, i, i + 1))
+    writeList(blockKey, without(block, i, i + 1))
     return true
   end
-  b = promoteIfSmaller(keys, inserted(b, i, id), chunk)
-  if size(b) > BLOCK_MAX_IDS then splitBlock(keys, start, b) else writeBlock(blockKey, b) end
+  block = promoteIfSmaller(keys, inserted(block, i, id), chunk)
+  if size(block) > BLOCK_MAX_IDS then splitBlock(keys, starts, start, block) else writeList(blockKey, block) end
   return true
 end
 
@@ -166,10 +213,10 @@ local function countMembers(keys)
   for _, chunk in ipairs(redis.call('SMEMBERS', keys.chunkIndex)) do
     total = total + redis.call('BITCOUNT', keys.bitmap .. chunk)
   end
-  local starts = redis.call('ZRANGE', keys.blockIndex, 0, -1)
-  if #starts == 0 then starts = { '0' } end
-  for _, start in ipairs(starts) do
-    local blockKey = keys.block .. start
+  local starts = readList(keys.blockIndex)
+  if size(starts) == 0 then starts = inserted(starts, 1, 0) end
+  for i = 1, size(starts) do
+    local blockKey = keys.block .. valueAt(starts, i)
     local bytes = redis.call('STRLEN', blockKey)
     if bytes > 0 then total = total + (bytes - 1) / string.byte(redis.call('GETRANGE', blockKey, 0, 0)) end
   end

@@ -1,7 +1,10 @@
 // Posts' like/fav counters. A page's reads (every post's SDS plus the flush watermark of
-// every partition involved) are issued in one tick, so auto-pipelining sends them as one
-// round trip. A missing or malformed SDS is answered from the facts, never as 0.
+// every partition involved, in one MGET per command group) are issued in one tick, so
+// auto-pipelining sends them as one round trip. A missing or malformed SDS is answered
+// from the facts, never as 0.
+import { isCluster } from '../redis/client.js';
 import type { Keys } from '../redis/keys.js';
+import { commandGroups } from '../redis/partition.js';
 import type { ScriptedRedis } from '../redis/scripts.js';
 import { METRICS, POST } from '../relations/kinds.js';
 import { SDS_FIELDS, SdsField, decodeSds, encodeSds } from './sds.js';
@@ -40,12 +43,24 @@ export function createPostCounters(deps: { redis: ScriptedRedis; keys: Keys; onM
 
     async load(postIds: readonly number[]): Promise<PostCounts[]> {
       const posts = postIds.map((id) => ({ type: POST, id }));
-      const partitions = [...new Set(posts.map(keys.partitionOf))];
-      const [raw, flushed] = await Promise.all([
-        Promise.all(posts.map((post) => redis.getBuffer(keys.counters(post)))),
-        Promise.all(partitions.map((p) => redis.get(keys.flushed(p)))),
-      ]);
-      const asOfByPartition = new Map(partitions.map((p, i) => [p, flushed[i] ? new Date(Number(flushed[i])) : null]));
+      const partitions = posts.map(keys.partitionOf);
+      const raw = new Array<Buffer | null>(posts.length);
+      const asOf = new Array<Date | null>(posts.length);
+      await Promise.all(
+        commandGroups(posts, (_, i) => partitions[i]!, isCluster(redis)).map(async (indexes) => {
+          // The group's flush watermarks first, then its posts' SDS.
+          const groupPartitions = [...new Set(indexes.map((i) => partitions[i]!))];
+          const values = await redis.mgetBuffer(
+            ...groupPartitions.map((p) => keys.flushed(p)),
+            ...indexes.map((i) => keys.counters(posts[i]!)),
+          );
+          const flushed = new Map(groupPartitions.map((p, k) => [p, values[k] ? new Date(Number(values[k]!.toString())) : null]));
+          indexes.forEach((i, k) => {
+            raw[i] = values[groupPartitions.length + k] ?? null;
+            asOf[i] = flushed.get(partitions[i]!) ?? null;
+          });
+        }),
+      );
 
       return Promise.all(
         posts.map(async (post, i) => {
@@ -54,11 +69,7 @@ export function createPostCounters(deps: { redis: ScriptedRedis; keys: Keys; onM
             deps.onMissing?.(post.id);
             return fromFacts(post.id);
           }
-          return {
-            likes: sds[SdsField.like]!,
-            favs: sds[SdsField.fav]!,
-            asOf: asOfByPartition.get(keys.partitionOf(post)) ?? null,
-          };
+          return { likes: sds[SdsField.like]!, favs: sds[SdsField.fav]!, asOf: asOf[i] ?? null };
         }),
       );
     },

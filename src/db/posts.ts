@@ -2,6 +2,7 @@
 // may still point at it) but disappears from every read.
 import type { Db } from './client.js';
 import { addUserCounts, ZERO_COUNTS, type UserCountRow } from './userCounters.js';
+import { toUser, type UserModel } from './users.js';
 
 export interface PostModel {
   id: number;
@@ -9,6 +10,8 @@ export interface PostModel {
   title: string;
   body: string;
   createdAt: Date;
+  /** Its author, when the post was read together with it (feed pages). */
+  author?: UserModel;
 }
 
 /** Position of a post in newest-first order; the feed cursor carries it. */
@@ -74,9 +77,9 @@ export function createPostStore(db: Db) {
     },
 
     /**
-     * Up to `limit` live posts strictly after `after` in newest-first order, walking
-     * posts_created_at_id_idx from the cursor: a page costs the same however deep it is
-     * (no OFFSET).
+     * Up to `limit` live posts strictly after `after` in newest-first order, with their
+     * authors (one statement), walking posts_created_at_id_idx from the cursor: a page costs
+     * the same however deep it is (no OFFSET).
      */
     async feedPage(limit: number, after: FeedPosition | null): Promise<PostModel[]> {
       const rows = await db.post.findMany({
@@ -93,8 +96,9 @@ export function createPostStore(db: Db) {
         },
         orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
         take: limit,
+        include: { author: true },
       });
-      return rows.map(toPost);
+      return rows.map((row) => ({ ...toPost(row), author: toUser(row.author) }));
     },
   };
 }

@@ -9,7 +9,7 @@ export interface UserModel {
   createdAt: Date;
 }
 
-const toUser = (row: { id: bigint; name: string | null; likesPublic: boolean; createdAt: Date }): UserModel => ({
+export const toUser = (row: { id: bigint; name: string | null; likesPublic: boolean; createdAt: Date }): UserModel => ({
   id: Number(row.id),
   name: row.name,
   likesPublic: row.likesPublic,

@@ -7,10 +7,12 @@ import {
   ApolloServerPluginUsageReportingDisabled,
 } from '@apollo/server/plugin/disabled';
 import { ApolloServerPluginDisableSuggestions } from '@apollo/server/plugin/disableSuggestions';
+import { makeExecutableSchema } from '@graphql-tools/schema';
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import { formatError } from '../errors.js';
 import type { GraphQLContext } from './context.js';
+import { jitGateway } from './jitExecutor.js';
 import { documentLimits } from './limits.js';
 import { requestOutcomePlugin } from './requestOutcome.js';
 import { resolvers, typeDefs } from './schema.js';
@@ -18,9 +20,9 @@ import { resolvers, typeDefs } from './schema.js';
 export function createApollo(config: Config, logger: Logger, persistedQueryStore: KeyValueCache<string>) {
   const production = config.nodeEnv === 'production';
   const limits = documentLimits(config);
+  const schema = makeExecutableSchema({ typeDefs, resolvers });
   return new ApolloServer<GraphQLContext>({
-    typeDefs,
-    resolvers,
+    ...(config.executor === 'jit' ? { gateway: jitGateway(schema) } : { schema }),
     validationRules: limits.validationRules,
     // One operation per HTTP request: a batch would slip past per-request limits.
     allowBatchedHttpRequests: false,

@@ -1,12 +1,22 @@
 // Relay-style connection pages. Stores fetch `limit + 1` rows; the extra row only tells
 // whether another page exists.
 export interface Page<T> {
-  edges: { cursor: string; node: T }[];
+  edges: { readonly cursor: string; node: T }[];
   pageInfo: { hasNextPage: boolean; endCursor: string | null };
 }
 
+/** An edge whose cursor (an HMAC) is computed only if the query asks for it. */
+function edge<R, T>(row: R, node: T, cursorOf: (row: R) => string) {
+  return {
+    node,
+    get cursor() {
+      return cursorOf(row);
+    },
+  };
+}
+
 export function toPage<T>(rows: readonly T[], limit: number, cursorOf: (node: T) => string): Page<T> {
-  const edges = rows.slice(0, limit).map((node) => ({ cursor: cursorOf(node), node }));
+  const edges = rows.slice(0, limit).map((node) => edge(node, node, cursorOf));
   return {
     edges,
     pageInfo: { hasNextPage: rows.length > limit, endCursor: edges.at(-1)?.cursor ?? null },
@@ -25,7 +35,7 @@ export function toFilteredPage<R, T>(
   nodes: readonly (T | null)[],
 ): Page<T> {
   const rows = scanned.slice(0, limit);
-  const edges = rows.flatMap((row, i) => (nodes[i] ? [{ cursor: cursorOf(row), node: nodes[i]! }] : []));
+  const edges = rows.flatMap((row, i) => (nodes[i] ? [edge(row, nodes[i]!, cursorOf)] : []));
   return {
     edges,
     pageInfo: { hasNextPage: scanned.length > limit, endCursor: rows.length > 0 ? cursorOf(rows.at(-1)!) : null },

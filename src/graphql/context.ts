@@ -2,20 +2,23 @@
 // (loaders cache per request; viewer state must never leak between requests).
 import type { Viewer } from '../auth/jwt.js';
 import { unauthenticated } from '../errors.js';
+import type { RequestScope } from '../requestScope.js';
 import { createLoaders, type Loaders } from './loaders.js';
 import type { Services } from './services.js';
 
 export interface GraphQLContext {
   viewer: Viewer | null;
+  /** The HTTP request's scope: its id, and what it ran and how it ended (for logs and metrics). */
+  scope: RequestScope;
   loaders: Loaders;
   services: Services;
 }
 
 export function createContextFactory(services: Services) {
-  return async (authorization: string | undefined): Promise<GraphQLContext> => {
+  return async (authorization: string | undefined, scope: RequestScope): Promise<GraphQLContext> => {
     const viewer = await services.auth.viewerFrom(authorization);
     if (viewer) await services.users.ensure(viewer.id, viewer.name);
-    return { viewer, loaders: createLoaders(services, viewer), services };
+    return { viewer, scope, loaders: createLoaders(services, viewer), services };
   };
 }
 

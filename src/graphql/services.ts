@@ -2,6 +2,7 @@
 import type { Auth } from '../auth/jwt.js';
 import type { PostCounters } from '../counters/postCounters.js';
 import type { UserCounters } from '../counters/userCounters.js';
+import type { FeedCache } from '../db/feedCache.js';
 import type { PostCache } from '../db/postCache.js';
 import type { PostStore } from '../db/posts.js';
 import type { RelationLists } from '../db/relationLists.js';
@@ -17,6 +18,7 @@ export interface Services {
   users: UserStore;
   posts: PostStore;
   postCache: PostCache;
+  feedCache: FeedCache;
   postCounters: PostCounters;
   userCounters: UserCounters;
   relations: RelationStore;

@@ -10,7 +10,7 @@ import type { GraphQLContext } from '../graphql/context.js';
 import { ErrorCode } from '../errors.js';
 import { GRAPHIQL_ASSET_PREFIX, prefersHtml, sendGraphiQLPage, serveGraphiQLAsset } from './graphiql.js';
 import type { Metrics } from '../metrics.js';
-import { requestIdFrom, runInScope, type RequestScope } from '../requestScope.js';
+import { createRequestScope, requestIdFrom, type RequestScope } from '../requestScope.js';
 
 export interface HttpLimits {
   bodyBytes: number;
@@ -22,7 +22,7 @@ export interface HttpDeps {
   apollo: Apollo | null;
   /** Serve GraphiQL to browsers at GET /graphql, with its assets under /graphiql/. */
   graphiql?: boolean;
-  context: (authorization: string | undefined) => Promise<GraphQLContext>;
+  context: (authorization: string | undefined, scope: RequestScope) => Promise<GraphQLContext>;
   /** Resolves when every dependency answers; rejects with the reason otherwise. */
   readiness: () => Promise<void>;
   /** True once shutdown began: /readyz turns false so load balancers stop sending traffic. */
@@ -102,44 +102,42 @@ function record(deps: HttpDeps, scope: RequestScope) {
   const ms = Date.now() - scope.startedAt;
   deps.metrics.requests.inc({ operation, outcome });
   deps.metrics.requestDuration.observe({ operation }, ms / 1000);
-  deps.metrics.redisRoundTrips.observe(scope.redisRoundTrips);
-  deps.logger.info({ requestId: scope.id, operation, outcome, ms, redisRoundTrips: scope.redisRoundTrips }, 'graphql request');
+  deps.logger.info({ requestId: scope.id, operation, outcome, ms }, 'graphql request');
 }
 
 async function serveGraphQL(apollo: Apollo, deps: HttpDeps, req: IncomingMessage, res: ServerResponse, search: string) {
   const id = requestIdFrom(req.headers['x-request-id']);
   res.setHeader('x-request-id', id);
-  await runInScope(id, async (scope) => {
-    try {
-      const body = await parseBody(req, deps.limits.bodyBytes);
-      const response = await withDeadline(
-        apollo.executeHTTPGraphQLRequest({
-          httpGraphQLRequest: { method: req.method ?? 'GET', headers: headerMapOf(req), search, body },
-          context: () => deps.context(req.headers.authorization),
-        }),
-        deps.limits.executionTimeoutMs,
-      );
-      if (response === TIMED_OUT) {
-        scope.outcome = ErrorCode.INTERNAL_SERVER_ERROR;
-        const message = `execution took longer than ${deps.limits.executionTimeoutMs} ms and was abandoned`;
-        return sendJson(res, 503, { errors: [{ message, extensions: { code: ErrorCode.INTERNAL_SERVER_ERROR } }] });
-      }
-      scope.outcome ??= outcomeOfStatus(response.status ?? 200);
-      for (const [key, value] of response.headers) res.setHeader(key, value);
-      res.statusCode = response.status ?? 200;
-      if (response.body.kind === 'complete') {
-        res.end(response.body.string);
-        return;
-      }
-      for await (const chunk of response.body.asyncIterator) res.write(chunk);
-      res.end();
-    } catch (error) {
-      scope.outcome = error instanceof HttpError ? outcomeOfStatus(error.status) : ErrorCode.INTERNAL_SERVER_ERROR;
-      throw error;
-    } finally {
-      record(deps, scope);
+  const scope = createRequestScope(id);
+  try {
+    const body = await parseBody(req, deps.limits.bodyBytes);
+    const response = await withDeadline(
+      apollo.executeHTTPGraphQLRequest({
+        httpGraphQLRequest: { method: req.method ?? 'GET', headers: headerMapOf(req), search, body },
+        context: () => deps.context(req.headers.authorization, scope),
+      }),
+      deps.limits.executionTimeoutMs,
+    );
+    if (response === TIMED_OUT) {
+      scope.outcome = ErrorCode.INTERNAL_SERVER_ERROR;
+      const message = `execution took longer than ${deps.limits.executionTimeoutMs} ms and was abandoned`;
+      return sendJson(res, 503, { errors: [{ message, extensions: { code: ErrorCode.INTERNAL_SERVER_ERROR } }] });
     }
-  });
+    scope.outcome ??= outcomeOfStatus(response.status ?? 200);
+    for (const [key, value] of response.headers) res.setHeader(key, value);
+    res.statusCode = response.status ?? 200;
+    if (response.body.kind === 'complete') {
+      res.end(response.body.string);
+      return;
+    }
+    for await (const chunk of response.body.asyncIterator) res.write(chunk);
+    res.end();
+  } catch (error) {
+    scope.outcome = error instanceof HttpError ? outcomeOfStatus(error.status) : ErrorCode.INTERNAL_SERVER_ERROR;
+    throw error;
+  } finally {
+    record(deps, scope);
+  }
 }
 
 async function serveReadiness(deps: HttpDeps, res: ServerResponse) {

@@ -58,12 +58,12 @@ export function createKeys(prefix: string, partitions: number) {
     /** A bitmap chunk of the relation (chunk = user id / 32,768). */
     bitmapChunk: (metric: string, entity: EntityRef, chunk: number) =>
       `${prefix}bm:${p(partitionOf(entity))}:${metric}:${name(entity)}:${chunk}`,
-    /** Chunk numbers of the relation that are stored as bitmaps. */
+    /** Chunk numbers of the relation that are stored as bitmaps (a SET, as in schema v1). */
     chunkIndex: (metric: string, entity: EntityRef) => `${prefix}bmi:${p(partitionOf(entity))}:${metric}:${name(entity)}`,
     /** An array block of the relation: sorted 4-byte ids of the chunks from `start` on. */
     arrayBlock: (metric: string, entity: EntityRef, start: number) =>
       `${prefix}ra:${p(partitionOf(entity))}:${metric}:${name(entity)}:${start}`,
-    /** Start chunks of the relation's array blocks (absent while there is only block 0). */
+    /** Start chunks of the relation's array blocks (a packed id list; absent while there is only block 0). */
     arrayIndex: (metric: string, entity: EntityRef) => `${prefix}rai:${p(partitionOf(entity))}:${metric}:${name(entity)}`,
     /** Pending deltas of one entity (field = SDS index). */
     agg: (entity: EntityRef) => `${perPartition.aggPrefix(partitionOf(entity))}${name(entity)}`,

@@ -2,6 +2,8 @@
 // step that also appends the counter event), and read the viewer's own state.
 import { badInput, conflict } from '../errors.js';
 import type { EntityRef, Keys } from '../redis/keys.js';
+import { isCluster } from '../redis/client.js';
+import { commandGroups } from '../redis/partition.js';
 import type { ScriptedRedis } from '../redis/scripts.js';
 import { FOLLOW, FOLLOW_SDS_INDEX, USER } from './follows.js';
 import { METRICS, POST, type Metric, type RelationKind } from './kinds.js';
@@ -100,24 +102,21 @@ export function createRelationStore(redis: ScriptedRedis, keys: Keys) {
   }
 
   /**
-   * Whether `userId` is in each relation, in order: one script call per partition involved,
-   * all issued in one tick, so auto-pipelining sends them as one round trip.
+   * Whether `userId` is in each relation, in order: one script call per command group (the
+   * whole page on a single Redis, a partition on a Cluster), all issued in one tick, so
+   * auto-pipelining sends them as one round trip.
    */
   async function hasFacts(userId: number, relations: readonly Relation[]): Promise<boolean[]> {
-    const byPartition = new Map<number, number[]>();
-    relations.forEach(({ entity }, i) => {
-      const partition = keys.partitionOf(entity);
-      const group = byPartition.get(partition);
-      if (group) group.push(i);
-      else byPartition.set(partition, [i]);
-    });
+    const partitions = relations.map((r) => keys.partitionOf(r.entity));
     const answers = new Array<boolean>(relations.length);
     await Promise.all(
-      [...byPartition].map(async ([partition, indexes]) => {
-        const bases = indexes.map((i) => keys.relationBase(relations[i]!.metric, relations[i]!.entity));
+      commandGroups(relations, (_, i) => partitions[i]!, isCluster(redis)).map(async (indexes) => {
         const first = relations[indexes[0]!]!;
         const reply = await redis.hasFacts(
-          keys.chunkIndex(first.metric, first.entity), keys.prefix, keys.partitionTag(partition), userId, ...bases,
+          keys.chunkIndex(first.metric, first.entity),
+          keys.prefix,
+          userId,
+          ...indexes.flatMap((i) => [keys.partitionTag(partitions[i]!), keys.relationBase(relations[i]!.metric, relations[i]!.entity)]),
         );
         indexes.forEach((i, k) => (answers[i] = reply[k] === 1));
       }),

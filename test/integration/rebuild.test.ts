@@ -81,7 +81,7 @@ describe('a rebuild worker killed mid-rebuild', () => {
     await f.flusher.foldPartitions([0]);
     await f.redis.del(f.keys.counters({ type: 'post', id: 9 }));
 
-    const metrics = createMetrics({ lag: async () => [] });
+    const metrics = createMetrics({ lag: async () => [], redisRoundTrips: () => 0 });
     const dying = spawnTsx('test/fixtures/dyingRebuildWorker.ts', [], {
       PREFIX: f.prefix,
       PARTITIONS: String(f.partitions),

@@ -48,17 +48,26 @@ async function count(post: EntityRef): Promise<number> {
 const members = (post: EntityRef, userIds: number[]) =>
   Promise.all(userIds.map((u) => store.viewerStates(u, [post.id]).then(([state]) => state!.liked)));
 
+/** A packed id list as lua/includes/relationSet.lua stores it: a width byte, then sorted ids. */
+function decodeList(raw: Buffer | null): number[] {
+  if (!raw) return [];
+  const width = raw[0]!;
+  const valueAt = (i: number) => raw.subarray(1 + i * width, 1 + (i + 1) * width).reduce((v, byte) => v * 256 + byte, 0);
+  return Array.from({ length: (raw.length - 1) / width }, (_, i) => valueAt(i));
+}
+
 /** The relation's keys: bitmap chunks and array blocks with their sizes. */
 async function layout(post: EntityRef) {
   const bitmaps = (await redis.smembers(keys.chunkIndex('like', post))).map(Number).sort((a, b) => a - b);
-  const starts = (await redis.zrange(keys.arrayIndex('like', post), 0, -1)).map(Number);
+  const starts = decodeList(await redis.getBuffer(keys.arrayIndex('like', post)));
   const blocks = await Promise.all(
     (starts.length > 0 ? starts : [0]).map(async (start) => {
       const raw = await redis.getBuffer(keys.arrayBlock('like', post, start));
-      return { start, width: raw?.[0] ?? 0, ids: raw ? (raw.length - 1) / raw[0]! : 0 };
+      return { start, width: raw?.[0] ?? 0, ids: decodeList(raw) };
     }),
   );
-  return { bitmaps, blocks: blocks.filter((b) => b.ids > 0) };
+  for (const block of blocks) expect(block.ids).toEqual([...block.ids].sort((a, b) => a - b)); // sorted, as searched
+  return { bitmaps, blocks: blocks.filter((b) => b.ids.length > 0).map((b) => ({ ...b, ids: b.ids.length })) };
 }
 
 async function expectSame(post: EntityRef, truth: Set<number>, probes: number[]) {
@@ -148,5 +157,39 @@ describe('relation sets', () => {
     expect((await like(post, 9, false)).changed).toBe(false);
     expect(await count(post)).toBe(0);
     expect(await redis.exists(keys.arrayBlock('like', post, 0))).toBe(0); // an empty block is no key
+  });
+  it('reads relations stored in the schema v1 layout, where every chunk was a bitmap, and writes on from there', async () => {
+    const post = newPost();
+    const legacy = [3, 40_000, 9 * CHUNK + 1];
+    for (const u of legacy) {
+      const chunk = Math.floor(u / CHUNK);
+      await redis.setbit(keys.bitmapChunk('like', post, chunk), u % CHUNK, 1);
+      await redis.sadd(keys.chunkIndex('like', post), chunk);
+    }
+    await expectSame(post, new Set(legacy), [...legacy, 4, 9 * CHUNK]);
+    expect((await like(post, 40_000)).changed).toBe(false); // already in, as its bitmap says
+    expect((await like(post, 20 * CHUNK + 5)).changed).toBe(true); // a new chunk starts in a block
+    expect(await layout(post)).toEqual({ bitmaps: [0, 1, 9], blocks: [{ start: 0, width: 4, ids: 1 }] });
+    await expectSame(post, new Set([...legacy, 20 * CHUNK + 5]), [...legacy, 20 * CHUNK + 5, 20 * CHUNK + 6]);
+  });
+
+  it('answers a page of posts in every partition with one script call on a single Redis', async () => {
+    const posts = Array.from({ length: 40 }, newPost);
+    expect(new Set(posts.map(keys.partitionOf)).size).toBeGreaterThan(8);
+    const viewer = 77;
+    await Promise.all(posts.map((post, i) => (i % 3 === 0 ? like(post, viewer) : like(post, 1000 + i))));
+    const calls: string[] = [];
+    const send = redis.sendCommand.bind(redis);
+    redis.sendCommand = (command, ...rest) => {
+      calls.push(command.name);
+      return send(command, ...rest);
+    };
+    try {
+      const states = await store.viewerStates(viewer, posts.map((p) => p.id));
+      expect(states.map((s) => s.liked)).toEqual(posts.map((_, i) => i % 3 === 0));
+    } finally {
+      redis.sendCommand = send;
+    }
+    expect(calls.filter((name) => name === 'evalsha' || name === 'eval')).toHaveLength(1);
   });
 });

@@ -1,5 +1,5 @@
 import { SignJWT, UnsecuredJWT } from 'jose';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createAuth } from '../../src/auth/jwt.js';
 
 const SECRET = 'unit-test-secret-0123456789abcdef0123';
@@ -23,6 +23,8 @@ async function failure(header: string): Promise<{ code?: string; message: string
 }
 
 describe('auth.viewerFrom', () => {
+  afterEach(() => vi.useRealTimers());
+
   it('is anonymous without a header', async () => {
     expect(await auth.viewerFrom(undefined)).toBeNull();
     expect(await auth.viewerFrom('')).toBeNull();
@@ -38,6 +40,16 @@ describe('auth.viewerFrom', () => {
 
   it('refuses an expired token with a message that says so', async () => {
     const token = await sign({}, '7', '-1h');
+    expect(await failure(`Bearer ${token}`)).toEqual({ code: 'UNAUTHENTICATED', message: 'token expired' });
+  });
+
+  it('remembers a verified token only until it expires', async () => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    const token = await sign({}, '8', '60s');
+    expect(await auth.viewerFrom(`Bearer ${token}`)).toEqual({ id: 8, name: null });
+    vi.setSystemTime(Date.now() + 60_000); // within the 30 s clock tolerance: still valid
+    expect(await auth.viewerFrom(`Bearer ${token}`)).toEqual({ id: 8, name: null });
+    vi.setSystemTime(Date.now() + 31_000);
     expect(await failure(`Bearer ${token}`)).toEqual({ code: 'UNAUTHENTICATED', message: 'token expired' });
   });
 

@@ -9,6 +9,7 @@ export const Mutation: MutationResolvers = {
     const title = checkText(input.title, 'title', 1, TITLE_MAX_CHARS);
     const body = checkText(input.body, 'body', 0, BODY_MAX_CHARS);
     const { post, counters } = await ctx.services.posts.create(viewer.id, title, body);
+    ctx.services.feedCache.forgetAll();
     await Promise.all([ctx.services.postCounters.initialize(post.id), ctx.services.userCounters.cache(counters)]);
     return post;
   },
@@ -22,6 +23,7 @@ export const Mutation: MutationResolvers = {
     const deleted = await ctx.services.posts.softDelete(postId);
     ctx.loaders.post.clear(postId);
     ctx.services.postCache.forget(postId);
+    ctx.services.feedCache.forgetAll();
     if (!deleted) throw notFound(`post ${postId} not found`); // deleted concurrently
     await ctx.services.userCounters.cache(deleted.counters);
     return deleted.post;

@@ -5,7 +5,8 @@ import { listPage } from './lists.js';
 export const Post: PostResolvers = {
   id: (post) => String(post.id),
   author: async (post, _, { loaders }) => {
-    const author = await loaders.user.load(post.authorId);
+    // Feed pages come with their authors; access checks still load users fresh (User.likedPosts).
+    const author = post.author ?? (await loaders.user.load(post.authorId));
     // A post row always references its author (foreign key); a miss means a broken store.
     if (!author) throw new Error(`author ${post.authorId} of post ${post.id} is missing`);
     return author;

@@ -10,7 +10,9 @@ export const User: UserResolvers = {
   followedByViewer: (user, _, { viewer, loaders }) => (viewer ? loaders.followedByViewer.load(user.id) : null),
 
   likedPosts: async (user, { kind, first, after }, ctx) => {
-    if (ctx.viewer?.id !== user.id && !user.likesPublic) {
+    // The privacy setting as stored now, not as a cached parent (a feed page's author) saw it.
+    const owner = ctx.viewer?.id === user.id ? user : await ctx.loaders.user.load(user.id);
+    if (ctx.viewer?.id !== user.id && !owner?.likesPublic) {
       throw forbidden(`user ${user.id} keeps their ${kind === 'FAV' ? 'favourites' : 'likes'} private`);
     }
     const metric = METRICS[kind ?? 'LIKE'].name;
