@@ -3,16 +3,20 @@
 // load generated here), prints one comparison table, writes bench/results/latest.json, and
 // removes everything it created.
 //
-// Env: BENCH_DURATION_S (timed run per feed case, default 6), BENCH_LIKES (likes per like
-// run, default 20000), TEST_DATABASE_URL / TEST_REDIS_URL (admin database and Redis, as for tests).
+// Env: BENCH_DURATION_S (timed run per feed case, default 6), BENCH_LIKES (distinct users
+// liking the one hot post, per server, default 20000), TEST_DATABASE_URL / TEST_REDIS_URL (admin database and Redis, as for tests).
 import os from 'node:os';
 import { projectPath } from '../src/paths.js';
 import { createBenchEnv } from './lib/env.js';
 import { machineInfo } from './lib/machine.js';
-import { formatTable, times, writeResults, type Ratio, type TableRow } from './lib/report.js';
+import { formatTable, meetsTarget, writeResults, type Ratio } from './lib/report.js';
 import { FEED_POSTS, LIKE_TARGET_POSTS, USERS, seedWorld } from './lib/seed.js';
-import { FEED_CONNECTIONS, PAGE, runFeedScenario } from './scenarios/feed.js';
+import { FEED_CONNECTIONS, FEED_SERVERS, PAGES, runFeedScenario } from './scenarios/feed.js';
+import { feedRatios, feedRows } from './scenarios/feedReport.js';
 import { runLikeScenario } from './scenarios/likes.js';
+import { likeRatios, likeRows } from './scenarios/likesReport.js';
+import { runMemoryScenario } from './scenarios/memory.js';
+import { memoryRatios, memoryTable } from './scenarios/memoryReport.js';
 
 const durationS = Number(process.env.BENCH_DURATION_S ?? 6);
 const warmupS = Math.min(2, durationS);
@@ -49,64 +53,41 @@ try {
   const world = await seedWorld(serverEnv);
   console.log(`[${elapsed()}] seeded ${USERS} users, ${world.expected.size} posts, ${[...world.expected.values()].reduce((n, e) => n + e.likes + e.favs, 0)} likes and favs (flushed)`);
 
-  console.log(`[${elapsed()}] feed: ${PAGE} posts, ${FEED_CONNECTIONS} connections, ${warmupS} s warm-up + ${durationS} s each`);
+  console.log(`[${elapsed()}] feed: pages of ${PAGES.join(' and ')} posts, ${FEED_SERVERS.length} servers, ${FEED_CONNECTIONS} connections, ${warmupS} s warm-up + ${durationS} s each`);
   const feed = await runFeedScenario({ serverEnv, world, durationS, warmupS });
-  console.log(`[${elapsed()}] likes: ${Math.min(likes, USERS * LIKE_TARGET_POSTS)} distinct (user, post) likes each`);
+  console.log(`[${elapsed()}] hot post: ${likes} distinct users like one post, per server`);
   const like = await runLikeScenario({ serverEnv, world, likes });
+  console.log(`[${elapsed()}] memory: Redis bytes per relation and per counted entity (no servers)`);
+  const memory = await runMemoryScenario({ redisUrl: env.redisUrl, prefix: `${env.redisKeyPrefix}mem:`, log: console.log });
 
-  const [floor, tallyFeed, naiveFeed] = feed;
-  const [tallyLikes, pgLikes, pgAsync] = like.runs;
-  const ratios: Ratio[] = [
-    { label: `Tally feed ${PAGE} / naive`, value: tallyFeed!.load.rps / naiveFeed!.load.rps, detail: `req/s; p99 ${naiveFeed!.load.p99Ms} ms naive vs ${tallyFeed!.load.p99Ms} ms Tally` },
-    { label: `Tally feed ${PAGE} / floor`, value: tallyFeed!.load.rps / floor!.load.rps, detail: 'req/s; the floor is HTTP + auth + Apollo with no data' },
-    { label: 'Tally likes/s / PostgreSQL', value: tallyLikes!.load.rps / pgLikes!.load.rps, detail: `p99 ${pgLikes!.load.p99Ms} ms PostgreSQL vs ${tallyLikes!.load.p99Ms} ms Tally` },
-    { label: 'Tally likes/s / PostgreSQL (synchronous_commit=off)', value: tallyLikes!.load.rps / pgAsync!.load.rps, detail: `p99 ${pgAsync!.load.p99Ms} ms vs ${tallyLikes!.load.p99Ms} ms` },
-  ];
+  const feedRatioList = feedRatios(feed);
+  const likeRatioList = likeRatios(like.runs);
+  const memoryRatioList = memoryRatios(memory);
+  const ratios = [...feedRatioList, ...likeRatioList];
+  const targetsOf = (list: Ratio[]) =>
+    list.filter((r) => r.target !== undefined).map((r) => ({ label: r.label, value: Number(r.value.toFixed(3)), target: r.target, ...(r.atMost && { atMost: true }), met: meetsTarget(r) }));
 
-  const feedRow = (r: (typeof feed)[number], vs: string): TableRow => ({
-    scenario: r.query === 'floor' ? 'feed (floor)' : `feed ${PAGE}`,
-    server: r.name,
-    ...r.load,
-    rtAlone: r.redisAlone.roundTrips,
-    rtLoaded: r.redisLoaded.roundTrips,
-    commands: r.redisLoaded.commands,
-    check: r.query === 'floor' ? 'same body' : 'same page',
-    vs,
-  });
-  const likeRow = (r: (typeof like.runs)[number], vs: string): TableRow => ({
-    scenario: 'likes',
-    server: r.name,
-    ...r.load,
-    ...(r.redisLoaded && { rtLoaded: r.redisLoaded.roundTrips, commands: r.redisLoaded.commands }),
-    check: `${r.exact ? 'exact' : 'NOT EXACT'}${r.exactAfterS === null ? '' : ` ${r.exactAtFirstLook ? '≤' : ''}${r.exactAfterS.toFixed(1)} s after`}, ${r.changed}/${r.load.requests} changed`,
-    vs,
-  });
-  const table = formatTable(
-    [
-      feedRow(floor!, `${times(floor!.load.rps / tallyFeed!.load.rps)} Tally feed`),
-      feedRow(tallyFeed!, `${times(ratios[0]!.value)} naive`),
-      feedRow(naiveFeed!, 'baseline'),
-      likeRow(tallyLikes!, `${times(ratios[2]!.value)} PostgreSQL`),
-      likeRow(pgLikes!, 'baseline'),
-      likeRow(pgAsync!, `${times(pgAsync!.load.rps / pgLikes!.load.rps)} PostgreSQL`),
-    ],
-    ratios,
-  );
+  const table = [formatTable([...feedRows(feed), ...likeRows(like.runs, like.likes)], ratios), memoryTable(memory)].join('\n\n');
   console.log(`\n${table}\n`);
 
   const path = projectPath('bench/results/latest.json');
   await writeResults(path, {
     machine: { ...machine, loadAverageEnd: os.loadavg().map((x) => Number(x.toFixed(2))) },
-    settings: { durationS, warmupS, page: PAGE, feedConnections: FEED_CONNECTIONS, likeConnections: like.connections, likes: like.likes, users: USERS, feedPosts: FEED_POSTS, likeTargetPosts: LIKE_TARGET_POSTS },
+    settings: { durationS, warmupS, feedPages: PAGES, feedServers: FEED_SERVERS, feedConnections: FEED_CONNECTIONS, likeConnections: like.connections, likes: like.likes, users: USERS, feedPosts: FEED_POSTS, likeTargetPosts: LIKE_TARGET_POSTS },
     roundTrips:
       'Counted inside each server process on its API Redis connection and read over IPC (not from INFO, which other clients of ' +
       'the same Redis would skew). Round trips = socket writes: Tally\'s app.redisRoundTrips.count (src/redis/roundTrips.ts), and ' +
-      'the same tracker on the naive server\'s connection. Commands = calls of ioredis sendCommand. "alone" = 20 sequential ' +
+      'the same tracker on the naive server\'s connection; the feed baselines (a) and (d) run Tally\'s app and report its tracker; ' +
+      '(c) uses no Redis. Commands = calls of ioredis sendCommand. "alone" = 20 sequential ' +
       'requests; "loaded" = 128 requests at full concurrency (feed) or the whole like run, where commands issued in the same ' +
       'tick share a write.',
     feed,
-    likes: like.runs,
-    ratios: Object.fromEntries(ratios.map((r) => [r.label, Number(r.value.toFixed(3))])),
+    feedTargets: feedRatioList.filter((r) => r.target !== undefined).map((r) => ({ label: r.label, value: Number(r.value.toFixed(3)), target: r.target, met: meetsTarget(r) })),
+    likes: { hotPostId: like.hotPostId, users: like.likes, freshnessMethod: like.freshnessMethod, runs: like.runs },
+    likeTargets: targetsOf(likeRatioList),
+    memory,
+    memoryTargets: targetsOf(memoryRatioList),
+    ratios: Object.fromEntries([...ratios, ...memoryRatioList].map((r) => [r.label, Number(r.value.toFixed(3))])),
     table,
   });
   console.log(`[${elapsed()}] results written to ${path}`);

@@ -1,39 +1,20 @@
 // Baseline for the "feed" scenario: what a straightforward GraphQL server does without
 // DataLoader. Same schema shape for the feed, same PostgreSQL rows, same Redis keys (built
 // with src/redis/keys.ts), but every field resolves on its own: one SQL query per author,
-// one GET per post's counters and one GETBIT per post per kind for the viewer's state, on a
+// one GET per post's counters and one fact lookup (Tally's hasFacts script) per post per kind
+// for the viewer's state, on a
 // plain ioredis connection (no auto-pipelining) and a plain pg pool.
 import { ApolloServer } from '@apollo/server';
-import { GraphQLScalarType } from 'graphql';
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import { createAuth, type Viewer } from '../../src/auth/jwt.js';
 import { decodeSds, SdsField } from '../../src/counters/sds.js';
 import { createKeys } from '../../src/redis/keys.js';
-import { bitOf, chunkOf } from '../../src/relations/bitmap.js';
+import { withScripts } from '../../src/redis/scripts.js';
 import { METRICS, POST } from '../../src/relations/kinds.js';
 import { serveGraphQL } from '../lib/graphqlHttp.js';
 import { trackRedis } from '../lib/redisStats.js';
-
-const typeDefs = `#graphql
-  scalar DateTime
-  type Query { feed(first: Int = 20, after: String): PostConnection! }
-  type PostConnection { edges: [PostEdge!]! pageInfo: PageInfo! }
-  type PostEdge { cursor: String! node: Post! }
-  type PageInfo { hasNextPage: Boolean! endCursor: String }
-  type Post {
-    id: ID!
-    title: String!
-    body: String!
-    author: User!
-    createdAt: DateTime!
-    counts: PostCounts!
-    myState: PostViewerState
-  }
-  type PostCounts { likes: Int! favs: Int! asOf: DateTime }
-  type PostViewerState { liked: Boolean! faved: Boolean! }
-  type User { id: ID! name: String createdAt: DateTime! }
-`;
+import { DateTime, feedCursor, feedPosition, feedTypeDefs } from './feedSchema.js';
 
 interface PostRow {
   id: string;
@@ -47,31 +28,34 @@ interface Context {
   viewer: Viewer | null;
 }
 
-// An unsigned keyset cursor: enough for the shape; the bench reads only the first page.
-const cursorOf = (post: PostRow) => Buffer.from(`${post.created_at.getTime()}:${post.id}`).toString('base64url');
-
 export async function startNaiveFeedServer(env: NodeJS.ProcessEnv) {
   const db = new pg.Pool({ connectionString: env.DATABASE_URL, max: 10 }); // Tally's Prisma pool size
-  const redis = new Redis(env.REDIS_URL ?? 'redis://127.0.0.1:6379');
+  const redis = withScripts(new Redis(env.REDIS_URL ?? 'redis://127.0.0.1:6379'));
   const redisStats = trackRedis(redis); // the same round-trip tracker Tally uses
   const keys = createKeys(env.REDIS_KEY_PREFIX ?? '', Number(env.PARTITIONS ?? 16));
   const auth = createAuth(env.JWT_SECRET!);
 
-  const getBit = (kind: 'LIKE' | 'FAV', postId: number, userId: number) =>
-    redis.getbit(keys.bitmapChunk(METRICS[kind].name, { type: POST, id: postId }, chunkOf(userId)), bitOf(userId));
+  const getBit = async (kind: 'LIKE' | 'FAV', postId: number, userId: number) => {
+    const post = { type: POST, id: postId };
+    const metric = METRICS[kind].name;
+    const [bit] = await redis.hasFacts(
+      keys.chunkIndex(metric, post), keys.prefix, userId, keys.partitionTag(keys.partitionOf(post)), keys.relationBase(metric, post),
+    );
+    return bit;
+  };
 
   const resolvers = {
-    DateTime: new GraphQLScalarType<Date, string>({ name: 'DateTime', serialize: (value) => (value as Date).toISOString() }),
+    DateTime,
     Query: {
       feed: async (_: unknown, args: { first: number; after?: string | null }) => {
-        const [at, id] = args.after ? Buffer.from(args.after, 'base64url').toString().split(':') : [];
+        const after = args.after ? feedPosition(args.after) : null;
         const { rows } = await db.query<PostRow>(
           `SELECT id, author_id, title, body, created_at FROM posts
            WHERE deleted_at IS NULL AND ($2::bigint IS NULL OR (created_at, id) < (to_timestamp($2::bigint / 1000.0), $3::bigint))
            ORDER BY created_at DESC, id DESC LIMIT $1`,
-          [args.first + 1, at ?? null, id ?? null],
+          [args.first + 1, after?.at.getTime() ?? null, after?.id.toString() ?? null],
         );
-        const edges = rows.slice(0, args.first).map((node) => ({ cursor: cursorOf(node), node }));
+        const edges = rows.slice(0, args.first).map((node) => ({ cursor: feedCursor(node.created_at, node.id), node }));
         return { edges, pageInfo: { hasNextPage: rows.length > args.first, endCursor: edges.at(-1)?.cursor ?? null } };
       },
     },
@@ -98,7 +82,7 @@ export async function startNaiveFeedServer(env: NodeJS.ProcessEnv) {
     User: { createdAt: (user: { created_at: Date }) => user.created_at },
   };
 
-  const apollo = new ApolloServer<Context>({ typeDefs, resolvers });
+  const apollo = new ApolloServer<Context>({ typeDefs: feedTypeDefs, resolvers });
   const server = await serveGraphQL(apollo, async (authorization) => ({ viewer: await auth.viewerFrom(authorization) }));
   return {
     url: server.url,

@@ -23,7 +23,16 @@ export interface Ratio {
   label: string;
   value: number;
   detail: string;
+  /** The value this ratio should reach (at least); shown with whether it does. */
+  target?: number;
+  /** The target is a ceiling (value ≤ target) instead of a floor. */
+  atMost?: boolean;
+  /** Prints value and target when they are not ratios (milliseconds, bytes). */
+  format?: (x: number) => string;
 }
+
+export const meetsTarget = (r: Ratio) =>
+  r.target === undefined || (r.atMost ? r.value <= r.target : r.value >= r.target);
 
 export const times = (x: number) => `${x.toFixed(x >= 10 ? 0 : x >= 1 ? 1 : 2)}×`;
 const num = (x: number | undefined, digits = 0) => (x === undefined ? '-' : x.toFixed(digits));
@@ -43,8 +52,15 @@ export function formatTable(rows: TableRow[], ratios: Ratio[]): string {
     rule,
     ...cells.map(line),
     rule,
-    ...ratios.map((r) => `${r.label} = ${times(r.value)}  (${r.detail})`),
+    ...ratios.map(ratioLine),
   ].join('\n');
+}
+
+/** One ratio as printed under a table, with its target and whether this run met it. */
+export function ratioLine(r: Ratio): string {
+  const show = r.format ?? times;
+  const target = r.target === undefined ? '' : `  [target ${r.atMost ? '≤' : '≥'} ${show(r.target)}: ${meetsTarget(r) ? 'met' : 'NOT MET'}]`;
+  return `${r.label} = ${show(r.value)}${target}  (${r.detail})`;
 }
 
 export async function writeResults(path: string, results: unknown): Promise<void> {

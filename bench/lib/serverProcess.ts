@@ -1,6 +1,6 @@
 // Child-process entry: runs ONE server under test, so the load generator (in the parent)
 // never shares its event loop. Started by bench/lib/servers.ts as
-//   node --import tsx bench/lib/serverProcess.ts <tally|naive-feed|pg-likes>
+//   node --import tsx bench/lib/serverProcess.ts <kind>   (a ServerKind below)
 // with its settings in the environment. Talks to the parent over IPC: it sends
 // { type: 'ready', url } and answers { id, cmd: 'redisStats' | 'flush' | 'stop' }.
 import { createApp } from '../../src/app.js';
@@ -9,7 +9,7 @@ import { startNaiveFeedServer } from '../baselines/naiveFeed.js';
 import { startPgLikeServer } from '../baselines/pgLikes.js';
 import { trackRedis, type RedisStats } from './redisStats.js';
 
-export type ServerKind = 'tally' | 'naive-feed' | 'pg-likes';
+export type ServerKind = 'tally' | 'apollo-default-feed' | 'naive-feed' | 'prisma-count-feed' | 'jit-feed' | 'pg-likes';
 
 interface Running {
   url: string;
@@ -35,7 +35,12 @@ async function startTally(): Promise<Running> {
 
 const starters: Record<ServerKind, () => Promise<Running>> = {
   tally: startTally,
+  // Imported on demand: a child loads only its own server (graphql-jit, the bench's Prisma
+  // client), so a server's memory is not inflated by another's modules.
+  'apollo-default-feed': async () => (await import('../baselines/apolloDefaultFeed.js')).startApolloDefaultFeedServer(process.env),
   'naive-feed': () => startNaiveFeedServer(process.env),
+  'prisma-count-feed': async () => (await import('../baselines/prismaCountFeed.js')).startPrismaCountFeedServer(process.env),
+  'jit-feed': async () => (await import('../baselines/jitFeed.js')).startJitFeedServer(process.env),
   'pg-likes': () => startPgLikeServer(process.env),
 };
 

@@ -22,7 +22,10 @@ export interface ServerHandle {
 }
 
 export async function startServer(kind: ServerKind, env: Record<string, string>): Promise<ServerHandle> {
-  const child = spawn(process.execPath, ['--import', 'tsx', projectPath('bench/lib/serverProcess.ts'), kind], {
+  // BENCH_CPU_PROFILE_DIR: each server writes V8 CPU profiles (one per thread) under <dir>/<kind>/ when it exits.
+  const profileDir = process.env.BENCH_CPU_PROFILE_DIR;
+  const profile = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}/${kind}`] : [];
+  const child = spawn(process.execPath, [...profile, '--import', 'tsx', projectPath('bench/lib/serverProcess.ts'), kind], {
     cwd: projectPath(),
     env: { ...process.env, ...env },
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],

@@ -1,14 +1,30 @@
-// Scenario "feed": a page of 50 posts with counts, the viewer's state and the author, over
-// HTTP with a bearer token. Tally against its own floor ({ __typename }: HTTP + auth + Apollo,
-// no data) and against the naive server (no DataLoader: N+1 SQL and one Redis command per
-// field). Both read the same rows and keys, and must answer the same page.
+// Scenario "feed": pages of 20 and 50 posts with counts, the viewer's state and the author,
+// over HTTP with the same bearer token, from Tally and four baselines that read the same
+// seeded data: (a) Tally's schema, resolvers and DataLoaders in Apollo Server with its
+// defaults, (b) a naive server without DataLoader, (c) Prisma relation counts, (d) Tally's
+// schema, resolvers and DataLoaders run by graphql-jit on plain node:http. Plus Tally's floor
+// ({ __typename }: HTTP + auth + Apollo, no data). Every server must answer the same, correct
+// page before it is timed.
 import { isDeepStrictEqual } from 'node:util';
+import { createFeedRelationTables } from '../baselines/prismaCountFeed.js';
 import { runLoad, gql, type LoadResult } from '../lib/load.js';
 import { VIEWER_ID, type World } from '../lib/seed.js';
+import type { ServerKind } from '../lib/serverProcess.js';
 import { startServer, type ServerHandle } from '../lib/servers.js';
 
-export const PAGE = 50;
+export const PAGES = [20, 50] as const;
 export const FEED_CONNECTIONS = 16;
+
+/** The feed's servers, in the order they are measured (Tally first: its pages are the reference). */
+export const FEED_SERVERS = [
+  { id: 'tally', kind: 'tally', name: 'Tally' },
+  { id: 'a', kind: 'apollo-default-feed', name: '(a) Apollo defaults, same DataLoaders' },
+  { id: 'b', kind: 'naive-feed', name: '(b) naive, no DataLoader' },
+  { id: 'c', kind: 'prisma-count-feed', name: '(c) Prisma _count' },
+  { id: 'd', kind: 'jit-feed', name: '(d) graphql-jit, same DataLoaders' },
+] as const satisfies readonly { id: string; kind: ServerKind; name: string }[];
+
+export type FeedServerId = (typeof FEED_SERVERS)[number]['id'];
 
 const FEED = `query Feed($first: Int!) {
   feed(first: $first) {
@@ -20,13 +36,15 @@ const FLOOR = '{ __typename }';
 
 export interface FeedRun {
   name: string;
-  server: 'tally' | 'naive';
+  server: FeedServerId;
   query: 'feed' | 'floor';
+  /** Posts per page; null for the floor. */
+  page: number | null;
   load: LoadResult;
-  /** Redis per request, one request at a time (no other request can share a round trip). */
-  redisAlone: RedisPerRequest;
+  /** Redis per request, one request at a time (no other request can share a round trip); null without Redis. */
+  redisAlone: RedisPerRequest | null;
   /** The same at full concurrency: requests issued in the same tick share a write. */
-  redisLoaded: RedisPerRequest;
+  redisLoaded: RedisPerRequest | null;
 }
 
 export interface RedisPerRequest {
@@ -35,11 +53,11 @@ export interface RedisPerRequest {
 }
 
 /** Stats delta per request, from the server's own Redis connection (see bench/lib/redisStats.ts). */
-async function redisPerRequest(server: ServerHandle, work: () => Promise<number>): Promise<RedisPerRequest> {
+async function redisPerRequest(server: ServerHandle, work: () => Promise<number>): Promise<RedisPerRequest | null> {
   const before = await server.redisStats();
   const requests = await work();
   const after = await server.redisStats();
-  if (!before || !after) throw new Error(`${server.kind} does not report Redis stats`);
+  if (!before || !after) return null;
   return { roundTrips: (after.roundTrips - before.roundTrips) / requests, commands: (after.commands - before.commands) / requests };
 }
 
@@ -47,9 +65,9 @@ interface FeedEdge {
   node: { id: string; author: { id: string }; counts: { likes: number; favs: number }; myState: { liked: boolean; faved: boolean } };
 }
 
-/** Both servers must serve the same, correct page before we time them. */
-function checkPage(name: string, edges: FeedEdge[], world: World) {
-  if (edges.length !== PAGE) throw new Error(`${name}: feed returned ${edges.length} posts, expected ${PAGE}`);
+/** Every server must serve the same, correct page before we time it. */
+function checkPage(name: string, page: number, edges: FeedEdge[], world: World) {
+  if (edges.length !== page) throw new Error(`${name}: feed returned ${edges.length} posts, expected ${page}`);
   for (const { node } of edges) {
     const want = world.expected.get(Number(node.id));
     const got = { likes: node.counts.likes, favs: node.counts.favs, liked: node.myState.liked, faved: node.myState.faved };
@@ -59,60 +77,70 @@ function checkPage(name: string, edges: FeedEdge[], world: World) {
   }
 }
 
+/** The prisma-count baseline's like and fav rows, checked against the seeded world. */
+async function prepareRelationTables(databaseUrl: string, world: World) {
+  const rows = await createFeedRelationTables(databaseUrl);
+  const seeded = [...world.expected.values()].reduce((n, e) => ({ likes: n.likes + e.likes, favs: n.favs + e.favs }), { likes: 0, favs: 0 });
+  if (!isDeepStrictEqual(rows, seeded)) {
+    throw new Error(`the relation facts hold ${JSON.stringify(rows)} likes and favs, the seed wrote ${JSON.stringify(seeded)}`);
+  }
+}
+
 export async function runFeedScenario(opts: { serverEnv: Record<string, string>; world: World; durationS: number; warmupS: number }) {
   const { world } = opts;
   const token = world.tokens.get(VIEWER_ID)!;
   const headers = { authorization: `Bearer ${token}` };
-  const servers: ServerHandle[] = [];
-  try {
+  const runs: FeedRun[] = [];
+  // Tally's edges per page size: every other server must answer exactly these.
+  const reference = new Map<number, FeedEdge[]>();
+
+  const measure = async (server: ServerHandle, run: Pick<FeedRun, 'name' | 'server' | 'query' | 'page'>) => {
+    const [document, variables] = run.query === 'feed' ? [FEED, { first: run.page }] : [FLOOR, {}];
+    const body = JSON.stringify({ query: document, variables });
+    // Every timed response must be this one, byte for byte (the page checked before), or it is a failure.
+    const { text: expectBody } = await gql(server.url, document, variables, token);
+
+    const redisAlone = await redisPerRequest(server, async () => {
+      for (let i = 0; i < 20; i++) await gql(server.url, document, variables, token);
+      return 20;
+    });
+
+    await runLoad({ url: server.url, connections: FEED_CONNECTIONS, durationS: opts.warmupS, body, headers });
+    await server.settle();
+    // Redis under load from a fixed number of requests, all answered: a timed run ends with
+    // requests in flight whose commands would be counted but not their responses.
+    const redisLoaded = await redisPerRequest(server, async () => {
+      const amount = FEED_CONNECTIONS * 8;
+      const { failures } = await runLoad({ url: server.url, connections: FEED_CONNECTIONS, amount, body, headers, expectBody });
+      if (failures > 0) throw new Error(`${run.name}: ${failures} failed requests`);
+      return amount;
+    });
+    const load = await runLoad({ url: server.url, connections: FEED_CONNECTIONS, durationS: opts.durationS, body, headers, expectBody });
+    await server.settle();
+    runs.push({ ...run, load, redisAlone, redisLoaded });
+    const label = run.query === 'floor' ? 'floor' : `feed ${run.page}`;
+    console.log(`  ${label}, ${run.name}: ${load.rps.toFixed(0)} req/s, p50 ${load.p50Ms} ms, p99 ${load.p99Ms} ms`);
+  };
+
+  // One server process at a time, so an idle one costs the measured one nothing.
+  for (const { id, kind, name } of FEED_SERVERS) {
+    if (kind === 'prisma-count-feed') await prepareRelationTables(opts.serverEnv.DATABASE_URL!, world);
     // ROLE=api: the feed is served by API processes; an idle aggregator's polling would only
     // add noise (CPU and Redis commands) to a read-only benchmark.
-    const tally = await startServer('tally', { ...opts.serverEnv, ROLE: 'api' });
-    servers.push(tally);
-    const naive = await startServer('naive-feed', opts.serverEnv);
-    servers.push(naive);
-
-    const tallyPage = await gql<{ feed: { edges: FeedEdge[] } }>(tally.url, FEED, { first: PAGE }, token);
-    const naivePage = await gql<{ feed: { edges: FeedEdge[] } }>(naive.url, FEED, { first: PAGE }, token);
-    checkPage('tally', tallyPage.data.feed.edges, world);
-    checkPage('naive', naivePage.data.feed.edges, world);
-    if (!isDeepStrictEqual(tallyPage.data.feed.edges, naivePage.data.feed.edges)) {
-      throw new Error('Tally and the naive baseline answered different feed pages');
+    const server = await startServer(kind, { ...opts.serverEnv, ROLE: 'api' });
+    try {
+      for (const page of PAGES) {
+        const { data } = await gql<{ feed: { edges: FeedEdge[] } }>(server.url, FEED, { first: page }, token);
+        checkPage(name, page, data.feed.edges, world);
+        const expected = reference.get(page);
+        if (!expected) reference.set(page, data.feed.edges);
+        else if (!isDeepStrictEqual(data.feed.edges, expected)) throw new Error(`${name} and Tally answered different feed pages of ${page}`);
+      }
+      if (id === 'tally') await measure(server, { name: 'Tally { __typename }', server: id, query: 'floor', page: null });
+      for (const page of PAGES) await measure(server, { name, server: id, query: 'feed', page });
+    } finally {
+      await server.stop();
     }
-
-    const runs: FeedRun[] = [];
-    const measure = async (name: string, server: ServerHandle, query: 'feed' | 'floor') => {
-      const [document, variables] = query === 'feed' ? [FEED, { first: PAGE }] : [FLOOR, {}];
-      const body = JSON.stringify({ query: document, variables });
-      // Every timed response must be this one, byte for byte (the page checked above), or it is a failure.
-      const { text: expectBody } = await gql(server.url, document, variables, token);
-
-      const redisAlone = await redisPerRequest(server, async () => {
-        for (let i = 0; i < 20; i++) await gql(server.url, document, variables, token);
-        return 20;
-      });
-
-      await runLoad({ url: server.url, connections: FEED_CONNECTIONS, durationS: opts.warmupS, body, headers });
-      await server.settle();
-      // Redis under load from a fixed number of requests, all answered: a timed run ends with
-      // requests in flight whose commands would be counted but not their responses.
-      const redisLoaded = await redisPerRequest(server, async () => {
-        const amount = FEED_CONNECTIONS * 8;
-        const { failures } = await runLoad({ url: server.url, connections: FEED_CONNECTIONS, amount, body, headers, expectBody });
-        if (failures > 0) throw new Error(`${name}: ${failures} failed requests`);
-        return amount;
-      });
-      const load = await runLoad({ url: server.url, connections: FEED_CONNECTIONS, durationS: opts.durationS, body, headers, expectBody });
-      await server.settle();
-      runs.push({ name, server: server.kind === 'tally' ? 'tally' : 'naive', query, load, redisAlone, redisLoaded });
-      console.log(`  ${name}: ${load.rps.toFixed(0)} req/s, p50 ${load.p50Ms} ms, p99 ${load.p99Ms} ms`);
-    };
-
-    await measure('Tally { __typename }', tally, 'floor');
-    await measure('Tally', tally, 'feed');
-    await measure('naive, no DataLoader', naive, 'feed');
-    return runs;
-  } finally {
-    await Promise.all(servers.map((s) => s.stop()));
   }
+  return runs;
 }

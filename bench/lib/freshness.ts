@@ -1,0 +1,142 @@
+// Freshness of a counter as a client sees it: how long after a mutation's acknowledgement a
+// read of the count includes it. The bench records every acknowledgement time itself and
+// polls the count on its own connection; the k-th acknowledgement (in time order) counts as
+// included at the first poll that answered a count of k or more.
+import http from 'node:http';
+
+export const POLL_INTERVAL_MS = 10;
+
+export const FRESHNESS_METHOD =
+  'Each acknowledgement (a mutation answered changed: true) is timed with performance.now() in the bench process when ' +
+  'its response arrives. A poller on its own keep-alive HTTP connection reads the count the way a client does (one ' +
+  `GraphQL query at a time, a new one at most every ${POLL_INTERVAL_MS} ms) during and after the run, and times each ` +
+  'answer on arrival. Sorting acknowledgements by time, the k-th counts as included at the first poll whose count ' +
+  '(minus the count before the run) is >= k; its freshness is that poll\'s arrival minus the acknowledgement, floored ' +
+  'at 0 (a poll can see a commit whose answer is still on its way). Poll arrival times make this an upper bound that ' +
+  'includes the read\'s own latency under load (pollLatency*). Acknowledgements never included before the watch ' +
+  'ended count as Infinity (null in JSON).';
+
+interface Poll {
+  sentAt: number;
+  at: number;
+  count: number;
+}
+
+export interface CountPoller {
+  /** The latest count answered, or null before the first answer. */
+  latest(): number | null;
+  /** Stops polling (after the poll in flight) and returns every poll, in order. */
+  stop(): Promise<Poll[]>;
+}
+
+/** POSTs a GraphQL document over one dedicated keep-alive connection and returns `pick(data)`. */
+export function graphqlReader(url: string, query: string, variables: Record<string, unknown>, pick: (data: any) => number) {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+  const body = JSON.stringify({ query, variables });
+  const read = () =>
+    new Promise<number>((resolve, reject) => {
+      const req = http.request(
+        `${url}/graphql`,
+        { method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('end', () => {
+            const text = Buffer.concat(chunks).toString('utf8');
+            try {
+              const json = JSON.parse(text) as { data?: unknown; errors?: unknown };
+              if (res.statusCode !== 200 || json.errors) throw new Error(`count query failed (${res.statusCode}): ${text.slice(0, 300)}`);
+              resolve(pick(json.data));
+            } catch (error) {
+              reject(error);
+            }
+          });
+          res.on('error', reject);
+        },
+      );
+      req.on('error', reject);
+      req.end(body);
+    });
+  return { read, close: () => agent.destroy() };
+}
+
+export function startCountPoller(read: () => Promise<number>, intervalMs = POLL_INTERVAL_MS): CountPoller {
+  const polls: Poll[] = [];
+  let stopped = false;
+  const loop = (async () => {
+    while (!stopped) {
+      const sentAt = performance.now();
+      const count = await read();
+      polls.push({ sentAt, at: performance.now(), count });
+      const wait = sentAt + intervalMs - performance.now();
+      if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+    }
+  })();
+  // A failed read ends the loop; the error surfaces in stop(), not as an unhandled rejection.
+  let failure: unknown = null;
+  loop.catch((error: unknown) => (failure = error ?? new Error('count poll failed')));
+  return {
+    latest: () => polls.at(-1)?.count ?? null,
+    async stop() {
+      stopped = true;
+      await loop.catch(() => {});
+      if (failure) throw failure;
+      return polls;
+    },
+  };
+}
+
+/** Nearest-rank percentile of sorted values. */
+const percentile = (sorted: readonly number[], p: number) =>
+  sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!;
+
+const round = (x: number) => (Number.isFinite(x) ? Number(x.toFixed(1)) : null);
+
+export interface Freshness {
+  pollIntervalMs: number;
+  acknowledgements: number;
+  /** Acknowledgements some poll included before the watch ended. */
+  included: number;
+  /** Null = Infinity: some acknowledgements at or above this percentile were never seen. */
+  p50Ms: number | null;
+  p99Ms: number | null;
+  maxMs: number | null;
+  polls: number;
+  meanPollIntervalMs: number | null;
+  pollLatencyP50Ms: number | null;
+  pollLatencyP99Ms: number | null;
+}
+
+/**
+ * `acks`: performance.now() of each acknowledgement; `polls` in the order they answered;
+ * `baseCount`: the count before the run.
+ */
+export function measureFreshness(acks: readonly number[], polls: readonly Poll[], baseCount: number): Freshness {
+  const sortedAcks = [...acks].sort((a, b) => a - b);
+  const lags: number[] = [];
+  let p = 0;
+  let seen = -Infinity; // the highest count answered so far: "first poll whose count >= k"
+  for (let k = 1; k <= sortedAcks.length; k++) {
+    while (p < polls.length && seen < k) seen = Math.max(seen, polls[p++]!.count - baseCount);
+    if (seen < k) {
+      lags.push(Infinity);
+      continue;
+    }
+    lags.push(Math.max(0, polls[p - 1]!.at - sortedAcks[k - 1]!));
+  }
+  lags.sort((a, b) => a - b);
+  const latencies = polls.map((q) => q.at - q.sentAt).sort((a, b) => a - b);
+  const span = polls.length > 1 ? (polls.at(-1)!.sentAt - polls[0]!.sentAt) / (polls.length - 1) : NaN;
+  return {
+    pollIntervalMs: POLL_INTERVAL_MS,
+    acknowledgements: sortedAcks.length,
+    included: lags.filter(Number.isFinite).length,
+    p50Ms: round(percentile(lags, 50)),
+    p99Ms: round(percentile(lags, 99)),
+    maxMs: round(lags.at(-1) ?? NaN),
+    polls: polls.length,
+    meanPollIntervalMs: round(span),
+    pollLatencyP50Ms: round(percentile(latencies, 50)),
+    pollLatencyP99Ms: round(percentile(latencies, 99)),
+  };
+}

@@ -1,0 +1,64 @@
+// The feed scenario's lines in the bench's table: one row per run, and Tally's throughput
+// against each baseline per page size, with the targets of issue 8 where there is one.
+import { times, type Ratio, type TableRow } from '../lib/report.js';
+import { FEED_SERVERS, PAGES, type FeedRun, type FeedServerId } from './feed.js';
+
+/** Tally's req/s over the baseline's must reach these (a: at least 2.5× Apollo's defaults; d: within 80 % of the JIT ceiling). */
+const TARGETS: Partial<Record<FeedServerId, number>> = { a: 2.5, d: 0.8 };
+
+const runOf = (runs: readonly FeedRun[], server: FeedServerId, page: number) => {
+  const run = runs.find((r) => r.server === server && r.query === 'feed' && r.page === page);
+  if (!run) throw new Error(`no feed ${page} run of ${server}`);
+  return run;
+};
+
+const floorOf = (runs: readonly FeedRun[]) => {
+  const floor = runs.find((r) => r.query === 'floor');
+  if (!floor) throw new Error('no floor run');
+  return floor;
+};
+
+export function feedRatios(runs: readonly FeedRun[]): Ratio[] {
+  const ratios: Ratio[] = [];
+  for (const page of PAGES) {
+    const tally = runOf(runs, 'tally', page);
+    for (const baseline of FEED_SERVERS.filter((s) => s.id !== 'tally')) {
+      const other = runOf(runs, baseline.id, page);
+      const target = TARGETS[baseline.id];
+      ratios.push({
+        label: `Tally feed ${page} / ${baseline.name}`,
+        value: tally.load.rps / other.load.rps,
+        detail: `req/s; p99 ${other.load.p99Ms} ms vs ${tally.load.p99Ms} ms Tally`,
+        ...(target !== undefined && { target }),
+      });
+    }
+    ratios.push({
+      label: `Tally feed ${page} / floor`,
+      value: tally.load.rps / floorOf(runs).load.rps,
+      detail: 'req/s; the floor is HTTP + auth + Apollo with no data',
+    });
+  }
+  return ratios;
+}
+
+/** The floor, then each page size with its servers side by side. */
+export function feedRows(runs: readonly FeedRun[]): TableRow[] {
+  const firstPage = PAGES[0];
+  const order = (r: FeedRun) => (r.page ?? 0) * 100 + FEED_SERVERS.findIndex((s) => s.id === r.server);
+  return [...runs].sort((x, y) => order(x) - order(y)).map((r) => {
+    const tally = r.page === null ? runOf(runs, 'tally', firstPage) : runOf(runs, 'tally', r.page);
+    const vs =
+      r.query === 'floor' ? `${times(r.load.rps / tally.load.rps)} Tally feed ${firstPage}`
+      : r.server === 'tally' ? 'reference'
+      : `Tally ${times(tally.load.rps / r.load.rps)}`;
+    return {
+      scenario: r.query === 'floor' ? 'feed (floor)' : `feed ${r.page}`,
+      server: r.name,
+      ...r.load,
+      ...(r.redisAlone && { rtAlone: r.redisAlone.roundTrips }),
+      ...(r.redisLoaded && { rtLoaded: r.redisLoaded.roundTrips, commands: r.redisLoaded.commands }),
+      check: r.query === 'floor' ? 'same body' : 'same page',
+      vs,
+    };
+  });
+}

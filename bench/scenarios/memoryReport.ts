@@ -1,0 +1,74 @@
+// The memory scenario's tables (bytes per relation, bytes per counted entity) and its targets
+// from issue 8: Tally ≤ 10 B per relation on sparse and long-tail data, and never more than
+// the plain bitmap on dense data.
+import { ratioLine, times, type Ratio } from '../lib/report.js';
+import { RELATION_LAYOUTS, type MemoryResults, type RelationLayout } from './memory.js';
+
+const BYTES_PER_RELATION_TARGET = 10;
+const bytes = (x: number) => `${x.toFixed(x >= 100 ? 0 : x >= 10 ? 1 : 2)} B`;
+
+export function memoryRatios(results: MemoryResults): Ratio[] {
+  const ratios: Ratio[] = [];
+  for (const row of results.relations) {
+    const { tally, plainBitmap } = row.layouts;
+    // Linear estimate (allocator rounding aside) of what the bench's own key prefix adds.
+    const tallyKeys = Object.values(tally.keys).reduce((a, b) => a + b, 0);
+    const unprefixed = `≈${bytes((tally.bytes - tallyKeys * results.keyPrefixChars) / row.relations)}/like without the bench's key prefix`;
+    if (row.dataSet.startsWith('dense')) {
+      ratios.push({
+        label: `Tally / plain bitmap memory, ${row.dataSet}`,
+        value: tally.bytes / plainBitmap.bytes,
+        detail: `${tally.bytes} B vs ${plainBitmap.bytes} B for ${row.relations} relations; Tally ${unprefixed}`,
+        target: 1,
+        atMost: true,
+      });
+    } else {
+      ratios.push({
+        label: `Tally memory per relation, ${row.dataSet}`,
+        value: tally.perRelation,
+        format: bytes,
+        target: BYTES_PER_RELATION_TARGET,
+        atMost: true,
+        detail: `${unprefixed}; plain bitmap ${bytes(plainBitmap.perRelation)}, ${times(plainBitmap.bytes / tally.bytes)} Tally`,
+      });
+    }
+  }
+  return ratios;
+}
+
+function columns(header: string[], rows: string[][], numericFrom: number): string {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+  const line = (c: string[]) => c.map((v, i) => (i >= numericFrom && i < c.length - 1 ? v.padStart(widths[i]!) : v.padEnd(widths[i]!))).join('  ').trimEnd();
+  const rule = widths.map((w) => '-'.repeat(w)).join('  ');
+  return [line(header), rule, ...rows.map(line)].join('\n');
+}
+
+const keyCounts = (keys: Record<string, number>) => Object.entries(keys).map(([k, n]) => `${n} ${k}`).join(', ');
+
+export function memoryTable(results: MemoryResults): string {
+  const layouts = Object.keys(RELATION_LAYOUTS) as RelationLayout[];
+  const perRelation = columns(
+    ['memory per relation', 'posts', 'likes', 'Tally B/like', 'plain bitmap', 'SET', 'HASH', 'Tally / plain', 'Tally keys'],
+    results.relations.map((row) => [
+      row.dataSet,
+      String(row.entities),
+      String(row.relations),
+      ...layouts.map((l) => bytes(row.layouts[l].perRelation)),
+      times(row.layouts.tally.bytes / row.layouts.plainBitmap.bytes),
+      keyCounts(row.layouts.tally.keys),
+    ]),
+    1,
+  );
+  const sds = results.entities.find((e) => e.layout === 'sds')!;
+  const perEntity = columns(
+    [`memory per counted entity (${sds.entities.toLocaleString('en-US')} posts)`, 'B/entity', 'vs SDS', 'keys'],
+    results.entities.map((e) => [e.description, bytes(e.perEntity), times(e.bytes / sds.bytes), keyCounts(e.keys)]),
+    1,
+  );
+  const note =
+    `Key names carry the bench's ${results.keyPrefixChars}-character prefix, about ${results.keyPrefixChars} B per key ` +
+    `that a deployment without one does not pay (Redis ${results.redis.version}, hash-max-listpack-entries ` +
+    `${results.redis['hash-max-listpack-entries']}, -value ${results.redis['hash-max-listpack-value']}).`;
+  const ratios = memoryRatios(results).map(ratioLine);
+  return [perRelation, '', perEntity, note, '', ...ratios].join('\n');
+}
