@@ -1,19 +1,25 @@
 --[[
-  Read-only: whether one user is in each of several relations (the viewer's like/fav on a
-  page of posts, whom the viewer follows). One call per page on a single Redis; on a Cluster
-  one per partition, every relation of a call sharing its slot.
+  Read-only: whether one user has each of some metrics on each of several entities of one
+  type (the viewer's like and fav on a page of posts, whom the viewer follows). One call per
+  page on a single Redis; on a Cluster one per partition, every entity of a call in its slot.
 
   Input:
     KEYS[1] chunk index of the first relation asked   (declared so a Cluster routes the call)
-    ARGV[1] key prefix   ARGV[2] user id
-    ARGV[3..] relations, each as two arguments: partition tag "{pN}", "<metric>:<type>:<id>"
+    ARGV[1] key prefix   ARGV[2] user id   ARGV[3] entity type   ARGV[4] metrics, "like,fav"
+    ARGV[5..] entities, each as two arguments: partition tag "{pN}", entity id
 
-  Output: { 1 or 0 per relation, in order }
+  Output: { 1 or 0 per entity and metric, entity by entity, metrics in the order given }
 ]]
 --- @include "includes/relationSet"
 
+local metrics = {}
+for metric in string.gmatch(ARGV[4], '[^,]+') do metrics[#metrics + 1] = metric end
 local relations = {}
-for i = 3, #ARGV, 2 do relations[#relations + 1] = relationKeys(ARGV[1], ARGV[i], ARGV[i + 1]) end
+for i = 5, #ARGV, 2 do
+  for _, metric in ipairs(metrics) do
+    relations[#relations + 1] = relationKeys(ARGV[1], ARGV[i], metric .. ':' .. ARGV[3] .. ':' .. ARGV[i + 1])
+  end
+end
 local reply = {}
 for i, member in ipairs(hasMembers(relations, tonumber(ARGV[2]))) do reply[i] = member and 1 or 0 end
 return reply

@@ -1,7 +1,16 @@
-// Project-relative paths that work the same from src/ (tsx, vitest) and dist/ (node).
+// Project-relative paths that work the same from src/ (tsx, vitest), dist/ (node) and the
+// bench's compiled copy (.bench-build/): the root is the nearest folder with package.json.
+import { existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { join } from 'node:path';
 
-const ROOT = fileURLToPath(new URL('../', import.meta.url));
+function findRoot(from: string): string {
+  for (let dir = from; ; dir = dirname(dir)) {
+    if (existsSync(join(dir, 'package.json'))) return dir;
+    if (dirname(dir) === dir) throw new Error(`no package.json above ${from}`);
+  }
+}
+
+const ROOT = findRoot(dirname(fileURLToPath(import.meta.url)));
 
 export const projectPath = (...parts: string[]) => join(ROOT, ...parts);

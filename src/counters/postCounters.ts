@@ -7,7 +7,7 @@ import type { Keys } from '../redis/keys.js';
 import { commandGroups } from '../redis/partition.js';
 import type { ScriptedRedis } from '../redis/scripts.js';
 import { METRICS, POST } from '../relations/kinds.js';
-import { SDS_FIELDS, SdsField, decodeSds, encodeSds } from './sds.js';
+import { SDS_FIELDS, SdsField, encodeSds, isSds, sdsField } from './sds.js';
 
 export interface PostCounts {
   likes: number;
@@ -62,16 +62,13 @@ export function createPostCounters(deps: { redis: ScriptedRedis; keys: Keys; onM
         }),
       );
 
-      return Promise.all(
-        posts.map(async (post, i) => {
-          const sds = decodeSds(raw[i] ?? null);
-          if (!sds) {
-            deps.onMissing?.(post.id);
-            return fromFacts(post.id);
-          }
-          return { likes: sds[SdsField.like]!, favs: sds[SdsField.fav]!, asOf: asOf[i] ?? null };
-        }),
-      );
+      const counts = posts.map((post, i): PostCounts | Promise<PostCounts> => {
+        const sds = raw[i] ?? null;
+        if (isSds(sds)) return { likes: sdsField(sds, SdsField.like), favs: sdsField(sds, SdsField.fav), asOf: asOf[i] ?? null };
+        deps.onMissing?.(post.id);
+        return fromFacts(post.id);
+      });
+      return Promise.all(counts);
     },
   };
 }

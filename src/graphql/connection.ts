@@ -5,21 +5,37 @@ export interface Page<T> {
   pageInfo: { hasNextPage: boolean; endCursor: string | null };
 }
 
-/** An edge whose cursor (an HMAC) is computed only if the query asks for it. */
-function edge<R, T>(row: R, node: T, cursorOf: (row: R) => string) {
-  return {
-    node,
-    get cursor() {
-      return cursorOf(row);
-    },
-  };
+// Cursors are HMACs: an edge and a page's end compute theirs only if the query asks for it
+// (a feed page without `cursor` fields signs one cursor, not one per post).
+class Edge<R, T> {
+  constructor(
+    readonly node: T,
+    private readonly row: R,
+    private readonly cursorOf: (row: R) => string,
+  ) {}
+
+  get cursor(): string {
+    return this.cursorOf(this.row);
+  }
+}
+
+class PageInfo<R> {
+  constructor(
+    readonly hasNextPage: boolean,
+    private readonly last: R | undefined,
+    private readonly cursorOf: (row: R) => string,
+  ) {}
+
+  get endCursor(): string | null {
+    return this.last === undefined ? null : this.cursorOf(this.last);
+  }
 }
 
 export function toPage<T>(rows: readonly T[], limit: number, cursorOf: (node: T) => string): Page<T> {
-  const edges = rows.slice(0, limit).map((node) => edge(node, node, cursorOf));
+  const kept = rows.slice(0, limit);
   return {
-    edges,
-    pageInfo: { hasNextPage: rows.length > limit, endCursor: edges.at(-1)?.cursor ?? null },
+    edges: kept.map((node) => new Edge(node, node, cursorOf)),
+    pageInfo: new PageInfo(rows.length > limit, kept.at(-1), cursorOf),
   };
 }
 
@@ -35,9 +51,8 @@ export function toFilteredPage<R, T>(
   nodes: readonly (T | null)[],
 ): Page<T> {
   const rows = scanned.slice(0, limit);
-  const edges = rows.flatMap((row, i) => (nodes[i] ? [edge(row, nodes[i]!, cursorOf)] : []));
   return {
-    edges,
-    pageInfo: { hasNextPage: scanned.length > limit, endCursor: rows.length > 0 ? cursorOf(rows.at(-1)!) : null },
+    edges: rows.flatMap((row, i) => (nodes[i] ? [new Edge(nodes[i]!, row, cursorOf)] : [])),
+    pageInfo: new PageInfo(scanned.length > limit, rows.at(-1), cursorOf),
   };
 }

@@ -39,12 +39,6 @@ export interface SetRelationResult {
   eventId: string;
 }
 
-/** A relation: who has `metric` on `entity` (likes of post 7, followers of user 3). */
-interface Relation {
-  metric: string;
-  entity: EntityRef;
-}
-
 export interface ViewerState {
   liked: boolean;
   faved: boolean;
@@ -102,23 +96,19 @@ export function createRelationStore(redis: ScriptedRedis, keys: Keys) {
   }
 
   /**
-   * Whether `userId` is in each relation, in order: one script call per command group (the
-   * whole page on a single Redis, a partition on a Cluster), all issued in one tick, so
-   * auto-pipelining sends them as one round trip.
+   * Whether `userId` has each of `metrics` on each entity (`[entity][metric]`): one script
+   * call per command group (the whole page on a single Redis, a partition on a Cluster), all
+   * issued in one tick, so auto-pipelining sends them as one round trip.
    */
-  async function hasFacts(userId: number, relations: readonly Relation[]): Promise<boolean[]> {
-    const partitions = relations.map((r) => keys.partitionOf(r.entity));
-    const answers = new Array<boolean>(relations.length);
+  async function hasFacts(userId: number, type: string, metrics: readonly string[], ids: readonly number[]): Promise<boolean[][]> {
+    const partitions = ids.map((id) => keys.partitionOf({ type, id }));
+    const answers: boolean[][] = new Array(ids.length);
     await Promise.all(
-      commandGroups(relations, (_, i) => partitions[i]!, isCluster(redis)).map(async (indexes) => {
-        const first = relations[indexes[0]!]!;
-        const reply = await redis.hasFacts(
-          keys.chunkIndex(first.metric, first.entity),
-          keys.prefix,
-          userId,
-          ...indexes.flatMap((i) => [keys.partitionTag(partitions[i]!), keys.relationBase(relations[i]!.metric, relations[i]!.entity)]),
-        );
-        indexes.forEach((i, k) => (answers[i] = reply[k] === 1));
+      commandGroups(ids, (_, i) => partitions[i]!, isCluster(redis)).map(async (indexes) => {
+        const args: (string | number)[] = [keys.chunkIndex(metrics[0]!, { type, id: ids[indexes[0]!]! }), keys.prefix, userId, type, metrics.join(',')];
+        for (const i of indexes) args.push(keys.partitionTag(partitions[i]!), ids[i]!);
+        const reply = await redis.hasFacts(...args);
+        indexes.forEach((i, k) => (answers[i] = metrics.map((_, m) => reply[k * metrics.length + m] === 1)));
       }),
     );
     return answers;
@@ -143,17 +133,13 @@ export function createRelationStore(redis: ScriptedRedis, keys: Keys) {
       }),
 
     /** Whether the viewer follows each user, in order. */
-    follows: (viewerId: number, userIds: readonly number[]) =>
-      hasFacts(viewerId, userIds.map((id) => ({ metric: FOLLOW, entity: { type: USER, id } }))),
+    follows: async (viewerId: number, userIds: readonly number[]) =>
+      (await hasFacts(viewerId, USER, [FOLLOW], userIds)).map(([follows]) => follows!),
 
     /** The viewer's like and fav on each post, in order. */
     async viewerStates(userId: number, postIds: readonly number[]): Promise<ViewerState[]> {
-      const posts = postIds.map((id) => ({ type: POST, id }));
-      const facts = await hasFacts(
-        userId,
-        posts.flatMap((entity) => [{ metric: METRICS.LIKE.name, entity }, { metric: METRICS.FAV.name, entity }]),
-      );
-      return posts.map((_, i) => ({ liked: facts[2 * i]!, faved: facts[2 * i + 1]! }));
+      const facts = await hasFacts(userId, POST, [METRICS.LIKE.name, METRICS.FAV.name], postIds);
+      return facts.map(([liked, faved]) => ({ liked: liked!, faved: faved! }));
     },
   };
 }

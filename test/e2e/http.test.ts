@@ -1,3 +1,4 @@
+import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { errorCodes, startTestApp, type TestApp } from '../support/app.js';
 import { TEST_REDIS_URL } from '../support/env.js';
@@ -25,6 +26,25 @@ describe('HTTP endpoints', () => {
     expect(text).toMatch(/tally_event_log_lag\{group="counter-agg",partition="0",state="pending"\} \d+/);
     expect(text).toMatch(/tally_event_log_lag\{group="counter-facts",partition="15",state="undelivered"\} \d+/);
     expect(text).toContain('tally_process_cpu_seconds_total');
+  });
+
+  it('refuses a chunked body (no content-length) once it grows past 1 MiB', async () => {
+    const status = await new Promise<number>((resolve, reject) => {
+      const req = request(`${t.url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json' } }, (res) => {
+        res.resume();
+        resolve(res.statusCode!);
+      });
+      req.on('error', (error) => ((error as NodeJS.ErrnoException).code === 'EPIPE' || (error as NodeJS.ErrnoException).code === 'ECONNRESET' ? undefined : reject(error)));
+      req.write(`{"query":"{ viewer { id } }","pad":"`);
+      const piece = 'x'.repeat(64 * 1024);
+      const send = (left: number): void => {
+        if (left === 0 || req.destroyed) return void req.end('"}');
+        req.write(piece, () => send(left - 1));
+      };
+      send(24); // 1.5 MiB in 64 KiB chunks
+    });
+    expect(status).toBe(413);
+    expect((await t.gql('{ viewer { id } }')).data).toEqual({ viewer: null });
   });
 
   it('answers 404 for unknown paths', async () => {
