@@ -11,7 +11,7 @@ import { createBenchEnv } from './lib/env.js';
 import { machineInfo } from './lib/machine.js';
 import { formatTable, meetsTarget, writeResults, type Ratio } from './lib/report.js';
 import { FEED_POSTS, LIKE_TARGET_POSTS, USERS, seedWorld } from './lib/seed.js';
-import { FEED_CONNECTIONS, FEED_SERVERS, PAGES, runFeedScenario } from './scenarios/feed.js';
+import { FEED_CONNECTIONS, FEED_ROUNDS, FEED_SERVERS, PAGES, runFeedScenario } from './scenarios/feed.js';
 import { feedRatios, feedRows } from './scenarios/feedReport.js';
 import { runLikeScenario } from './scenarios/likes.js';
 import { likeRatios, likeRows } from './scenarios/likesReport.js';
@@ -53,7 +53,7 @@ try {
   const world = await seedWorld(serverEnv);
   console.log(`[${elapsed()}] seeded ${USERS} users, ${world.expected.size} posts, ${[...world.expected.values()].reduce((n, e) => n + e.likes + e.favs, 0)} likes and favs (flushed)`);
 
-  console.log(`[${elapsed()}] feed: pages of ${PAGES.join(' and ')} posts, ${FEED_SERVERS.length} servers, ${FEED_CONNECTIONS} connections, ${warmupS} s warm-up + ${durationS} s each`);
+  console.log(`[${elapsed()}] feed: pages of ${PAGES.join(' and ')} posts, ${FEED_SERVERS.length} servers, ${FEED_CONNECTIONS} connections, ${warmupS} s warm-up + ${durationS} s each in ${FEED_ROUNDS} round-robin rounds`);
   const feed = await runFeedScenario({ serverEnv, world, durationS, warmupS });
   console.log(`[${elapsed()}] hot post: ${likes} distinct users like one post, per server`);
   const like = await runLikeScenario({ serverEnv, world, likes });
@@ -73,7 +73,7 @@ try {
   const path = projectPath('bench/results/latest.json');
   await writeResults(path, {
     machine: { ...machine, loadAverageEnd: os.loadavg().map((x) => Number(x.toFixed(2))) },
-    settings: { durationS, warmupS, feedPages: PAGES, feedServers: FEED_SERVERS, feedConnections: FEED_CONNECTIONS, likeConnections: like.connections, likes: like.likes, users: USERS, feedPosts: FEED_POSTS, likeTargetPosts: LIKE_TARGET_POSTS },
+    settings: { durationS, warmupS, feedPages: PAGES, feedServers: FEED_SERVERS, feedConnections: FEED_CONNECTIONS, feedRounds: FEED_ROUNDS, likeConnections: like.connections, likes: like.likes, users: USERS, feedPosts: FEED_POSTS, likeTargetPosts: LIKE_TARGET_POSTS },
     roundTrips:
       'Counted inside each server process on its API Redis connection and read over IPC (not from INFO, which other clients of ' +
       'the same Redis would skew). Round trips = socket writes: Tally\'s app.redisRoundTrips.count (src/redis/roundTrips.ts), and ' +

@@ -39,7 +39,7 @@ export async function startNaiveFeedServer(env: NodeJS.ProcessEnv) {
     const post = { type: POST, id: postId };
     const metric = METRICS[kind].name;
     const [bit] = await redis.hasFacts(
-      keys.chunkIndex(metric, post), keys.prefix, userId, keys.partitionTag(keys.partitionOf(post)), keys.relationBase(metric, post),
+      keys.chunkIndex(metric, post), keys.prefix, userId, POST, metric, keys.partitionTag(keys.partitionOf(post)), postId,
     );
     return bit;
   };

@@ -92,3 +92,23 @@ export async function gql<T = any>(url: string, query: string, variables: Record
   if (res.status !== 200 || json.errors) throw new Error(`GraphQL request failed (${res.status}): ${text.slice(0, 500)}`);
   return { data: json.data as T, text };
 }
+
+const median = (values: readonly number[]) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)]!;
+};
+
+/** Rounds of one case as one result: req/s over their summed time, the median round's p50 and p99. */
+export function combineRounds(rounds: readonly LoadResult[]): LoadResult {
+  const requests = rounds.reduce((n, r) => n + r.requests, 0);
+  const durationS = rounds.reduce((n, r) => n + r.durationS, 0);
+  return {
+    requests,
+    durationS,
+    rps: requests / durationS,
+    p50Ms: median(rounds.map((r) => r.p50Ms)),
+    p99Ms: median(rounds.map((r) => r.p99Ms)),
+    failures: rounds.reduce((n, r) => n + r.failures, 0),
+    lastResponseAt: Math.max(...rounds.map((r) => r.lastResponseAt)),
+  };
+}

@@ -1,6 +1,8 @@
 // Parent side of bench/lib/serverProcess.ts: spawn a server under test in its own Node
 // process and talk to it over IPC.
 import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { readFileSync } from 'node:fs';
 import { projectPath } from '../../src/paths.js';
 import type { RedisStats } from './redisStats.js';
 import type { ServerKind } from './serverProcess.js';
@@ -21,11 +23,31 @@ export interface ServerHandle {
   stop(): Promise<void>;
 }
 
+// The compiled bench (npm run bench) starts compiled servers; run from TypeScript (tsx), it
+// starts them through tsx.
+const compiled = import.meta.url.endsWith('.js');
+const entry = compiled
+  ? [fileURLToPath(new URL('./serverProcess.js', import.meta.url))]
+  : ['--import', 'tsx', fileURLToPath(new URL('./serverProcess.ts', import.meta.url))];
+
+/** The Node flags `npm start` runs Tally with (package.json "config".nodeFlags). */
+const TALLY_NODE_FLAGS: string[] = (JSON.parse(readFileSync(projectPath('package.json'), 'utf8')).config?.nodeFlags ?? '').split(' ').filter(Boolean);
+
+/**
+ * Node's flags for a server: Tally and the reference built from its parts run as `npm start`
+ * runs Tally; the baselines that stand for what a user would build run with Node's defaults.
+ * BENCH_NODE_FLAGS replaces them for Tally and the reference (to measure a flag).
+ */
+function nodeFlags(kind: ServerKind): string[] {
+  if (kind !== 'tally' && kind !== 'jit-feed') return [];
+  return process.env.BENCH_NODE_FLAGS !== undefined ? process.env.BENCH_NODE_FLAGS.split(' ').filter(Boolean) : TALLY_NODE_FLAGS;
+}
+
 export async function startServer(kind: ServerKind, env: Record<string, string>): Promise<ServerHandle> {
   // BENCH_CPU_PROFILE_DIR: each server writes V8 CPU profiles (one per thread) under <dir>/<kind>/ when it exits.
   const profileDir = process.env.BENCH_CPU_PROFILE_DIR;
   const profile = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}/${kind}`] : [];
-  const child = spawn(process.execPath, [...profile, '--import', 'tsx', projectPath('bench/lib/serverProcess.ts'), kind], {
+  const child = spawn(process.execPath, [...profile, ...nodeFlags(kind), ...entry, kind], {
     cwd: projectPath(),
     env: { ...process.env, ...env },
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],

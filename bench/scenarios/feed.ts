@@ -7,13 +7,15 @@
 // page before it is timed.
 import { isDeepStrictEqual } from 'node:util';
 import { createFeedRelationTables } from '../baselines/prismaCountFeed.js';
-import { runLoad, gql, type LoadResult } from '../lib/load.js';
+import { combineRounds, runLoad, gql, type LoadResult } from '../lib/load.js';
 import { VIEWER_ID, type World } from '../lib/seed.js';
 import type { ServerKind } from '../lib/serverProcess.js';
 import { startServer, type ServerHandle } from '../lib/servers.js';
 
 export const PAGES = [20, 50] as const;
 export const FEED_CONNECTIONS = 16;
+/** Timed seconds per case are split into this many rounds, taken round-robin over the servers. */
+export const FEED_ROUNDS = 3;
 
 /** The feed's servers, in the order they are measured (Tally first: its pages are the reference). */
 export const FEED_SERVERS = [
@@ -40,7 +42,10 @@ export interface FeedRun {
   query: 'feed' | 'floor';
   /** Posts per page; null for the floor. */
   page: number | null;
+  /** All rounds together: req/s over their summed time; p50/p99 the median of the rounds'. */
   load: LoadResult;
+  /** req/s of each round, in order. */
+  rounds: number[];
   /** Redis per request, one request at a time (no other request can share a round trip); null without Redis. */
   redisAlone: RedisPerRequest | null;
   /** The same at full concurrency: requests issued in the same tick share a write. */
@@ -94,17 +99,26 @@ export async function runFeedScenario(opts: { serverEnv: Record<string, string>;
   // Tally's edges per page size: every other server must answer exactly these.
   const reference = new Map<number, FeedEdge[]>();
 
-  const measure = async (server: ServerHandle, run: Pick<FeedRun, 'name' | 'server' | 'query' | 'page'>) => {
+  interface Case {
+    server: ServerHandle;
+    run: Pick<FeedRun, 'name' | 'server' | 'query' | 'page'>;
+    body: string;
+    expectBody: string;
+    redisAlone: RedisPerRequest | null;
+    redisLoaded: RedisPerRequest | null;
+    rounds: LoadResult[];
+  }
+
+  /** Not timed: the expected body, Redis per request alone and under load, and a warm-up. */
+  const prepare = async (server: ServerHandle, run: Case['run']): Promise<Case> => {
     const [document, variables] = run.query === 'feed' ? [FEED, { first: run.page }] : [FLOOR, {}];
     const body = JSON.stringify({ query: document, variables });
     // Every timed response must be this one, byte for byte (the page checked before), or it is a failure.
     const { text: expectBody } = await gql(server.url, document, variables, token);
-
     const redisAlone = await redisPerRequest(server, async () => {
       for (let i = 0; i < 20; i++) await gql(server.url, document, variables, token);
       return 20;
     });
-
     await runLoad({ url: server.url, connections: FEED_CONNECTIONS, durationS: opts.warmupS, body, headers });
     await server.settle();
     // Redis under load from a fixed number of requests, all answered: a timed run ends with
@@ -115,20 +129,21 @@ export async function runFeedScenario(opts: { serverEnv: Record<string, string>;
       if (failures > 0) throw new Error(`${run.name}: ${failures} failed requests`);
       return amount;
     });
-    const load = await runLoad({ url: server.url, connections: FEED_CONNECTIONS, durationS: opts.durationS, body, headers, expectBody });
-    await server.settle();
-    runs.push({ ...run, load, redisAlone, redisLoaded });
-    const label = run.query === 'floor' ? 'floor' : `feed ${run.page}`;
-    console.log(`  ${label}, ${run.name}: ${load.rps.toFixed(0)} req/s, p50 ${load.p50Ms} ms, p99 ${load.p99Ms} ms`);
+    return { server, run, body, expectBody, redisAlone, redisLoaded, rounds: [] };
   };
 
-  // One server process at a time, so an idle one costs the measured one nothing.
-  for (const { id, kind, name } of FEED_SERVERS) {
-    if (kind === 'prisma-count-feed') await prepareRelationTables(opts.serverEnv.DATABASE_URL!, world);
-    // ROLE=api: the feed is served by API processes; an idle aggregator's polling would only
-    // add noise (CPU and Redis commands) to a read-only benchmark.
-    const server = await startServer(kind, { ...opts.serverEnv, ROLE: 'api' });
-    try {
+  // Every server runs at once (idle but for its turn), and the timed runs go round-robin in
+  // ROUNDS short rounds: a slow patch of this shared machine then hits every server alike
+  // instead of whichever one happened to be measured during it.
+  const servers: ServerHandle[] = [];
+  try {
+    const cases: Case[] = [];
+    for (const { id, kind, name } of FEED_SERVERS) {
+      if (kind === 'prisma-count-feed') await prepareRelationTables(opts.serverEnv.DATABASE_URL!, world);
+      // ROLE=api: the feed is served by API processes; an idle aggregator's polling would only
+      // add noise (CPU and Redis commands) to a read-only benchmark.
+      const server = await startServer(kind, { ...opts.serverEnv, ROLE: 'api' });
+      servers.push(server);
       for (const page of PAGES) {
         const { data } = await gql<{ feed: { edges: FeedEdge[] } }>(server.url, FEED, { first: page }, token);
         checkPage(name, page, data.feed.edges, world);
@@ -136,11 +151,25 @@ export async function runFeedScenario(opts: { serverEnv: Record<string, string>;
         if (!expected) reference.set(page, data.feed.edges);
         else if (!isDeepStrictEqual(data.feed.edges, expected)) throw new Error(`${name} and Tally answered different feed pages of ${page}`);
       }
-      if (id === 'tally') await measure(server, { name: 'Tally { __typename }', server: id, query: 'floor', page: null });
-      for (const page of PAGES) await measure(server, { name, server: id, query: 'feed', page });
-    } finally {
-      await server.stop();
+      if (id === 'tally') cases.push(await prepare(server, { name: 'Tally { __typename }', server: id, query: 'floor', page: null }));
+      for (const page of PAGES) cases.push(await prepare(server, { name, server: id, query: 'feed', page }));
     }
+    const roundS = opts.durationS / FEED_ROUNDS;
+    for (let round = 1; round <= FEED_ROUNDS; round++) {
+      for (const c of cases) {
+        c.rounds.push(await runLoad({ url: c.server.url, connections: FEED_CONNECTIONS, durationS: roundS, body: c.body, headers, expectBody: c.expectBody }));
+        await c.server.settle();
+      }
+      console.log(`  round ${round}/${FEED_ROUNDS}: ${cases.map((c) => `${c.run.server} ${c.run.page ?? 'floor'} ${c.rounds.at(-1)!.rps.toFixed(0)}`).join(', ')} req/s`);
+    }
+    for (const c of cases) {
+      const load = combineRounds(c.rounds);
+      runs.push({ ...c.run, load, rounds: c.rounds.map((r) => Number(r.rps.toFixed(1))), redisAlone: c.redisAlone, redisLoaded: c.redisLoaded });
+      const label = c.run.query === 'floor' ? 'floor' : `feed ${c.run.page}`;
+      console.log(`  ${label}, ${c.run.name}: ${load.rps.toFixed(0)} req/s, p50 ${load.p50Ms} ms, p99 ${load.p99Ms} ms`);
+    }
+  } finally {
+    for (const server of servers) await server.stop();
   }
   return runs;
 }
