@@ -15,7 +15,7 @@ import { FEED_CONNECTIONS, FEED_ROUNDS, FEED_SERVERS, PAGES, runFeedScenario } f
 import { feedRatios, feedRows } from './scenarios/feedReport.js';
 import { runLikeScenario } from './scenarios/likes.js';
 import { likeRatios, likeRows } from './scenarios/likesReport.js';
-import { runMemoryScenario } from './scenarios/memory.js';
+import { memoryDb, runMemoryScenario } from './scenarios/memory.js';
 import { memoryRatios, memoryTable } from './scenarios/memoryReport.js';
 
 const durationS = Number(process.env.BENCH_DURATION_S ?? 6);
@@ -58,7 +58,7 @@ try {
   console.log(`[${elapsed()}] hot post: ${likes} distinct users like one post, per server`);
   const like = await runLikeScenario({ serverEnv, world, likes });
   console.log(`[${elapsed()}] memory: Redis bytes per relation and per counted entity (no servers)`);
-  const memory = await runMemoryScenario({ redisUrl: env.redisUrl, prefix: `${env.redisKeyPrefix}mem:`, log: console.log });
+  const memory = await runMemoryScenario({ redisUrl: env.redisUrl, db: memoryDb(), log: console.log });
 
   const feedRatioList = feedRatios(feed);
   const likeRatioList = likeRatios(like.runs);

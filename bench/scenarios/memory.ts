@@ -1,9 +1,10 @@
 // Scenario "memory": what one relation (a user liking a post) and one counted entity cost in
 // Redis, by MEMORY USAGE <key> SAMPLES 0 (every element counted) summed over the keys. No
 // servers: Tally's facts go through its real write path (relationStore.setFact, i.e. the
-// setRelation script); the layouts it is compared with are built directly. Everything lives
-// under the caller's key prefix and is deleted before returning. Fixed seeds: every run
-// measures the same data.
+// setRelation script); the layouts it is compared with are built directly, one after
+// another. Key names are a deployment's (no REDIS_KEY_PREFIX), so the run needs an empty Redis
+// database of its own and empties it again before returning. Fixed seeds: every run measures
+// the same data.
 import { Redis } from 'ioredis';
 import { random, shuffled } from '../../prisma/random.js';
 import { SDS_FIELDS, encodeSds } from '../../src/counters/sds.js';
@@ -28,10 +29,11 @@ export const COUNTED_ENTITIES = 100_000;
 
 export const MEMORY_METHOD =
   'MEMORY USAGE <key> SAMPLES 0 (value, key name and dict entry; every element sampled) summed over the keys of a layout. ' +
-  'Tally: written through createRelationStore(...).setFact (the setRelation script, as a like does), then every key under ' +
-  'its prefix matching bm* or ra* (SCAN MATCH) is summed; the outbox stream is not a fact and is not counted. The other ' +
-  `layouts are built with plain commands in the same write order, ${ENTITY_BATCH} entities at a time, measured and deleted. ` +
-  'Key names: every layout uses a prefix of the same length and Tally-shaped names, so names cost the same everywhere.';
+  'Tally: written through createRelationStore(...).setFact (the setRelation script, as a like does), then every key ' +
+  'matching bm* or ra* (SCAN MATCH) is summed; the outbox stream is not a fact and is not counted. The other layouts are ' +
+  `built with plain commands in the same write order, ${ENTITY_BATCH} entities at a time, measured and deleted. Key names ` +
+  "are a deployment's without REDIS_KEY_PREFIX (Tally's own, and Tally-shaped names for the others), in a Redis database " +
+  'the run has to itself.';
 
 export type RelationLayout = 'tally' | 'plainBitmap' | 'set' | 'hash';
 export const RELATION_LAYOUTS: Record<RelationLayout, string> = {
@@ -79,11 +81,8 @@ export interface EntityMemory {
 
 export interface MemoryResults {
   method: string;
-  /**
-   * Characters of the bench's own prefix in every key name: about that many bytes per key
-   * that a deployment without a prefix would not pay (it weighs on one-key-per-entity layouts).
-   */
-  keyPrefixChars: number;
+  /** The Redis database the run used (empty before, emptied after). */
+  db: number;
   relationLayouts: Record<RelationLayout, string>;
   redis: Record<string, string | null>;
   relations: RelationMemory[];
@@ -191,8 +190,8 @@ async function unlinkAll(redis: Redis, keys: readonly string[]) {
 const relationsIn = (set: DataSet) => [...set.likers.values()].reduce((n, ids) => n + ids.length, 0);
 
 /** Tally's facts, written the way a like writes them. */
-async function measureTally(redis: ScriptedServer, prefix: string, set: DataSet): Promise<LayoutMemory> {
-  const keys = createKeys(prefix, PARTITIONS);
+async function measureTally(redis: ScriptedServer, set: DataSet): Promise<LayoutMemory> {
+  const keys = createKeys('', PARTITIONS);
   const store = createRelationStore(redis, keys);
   const outboxes = Array.from({ length: PARTITIONS }, (_, p) => keys.outbox(p));
   const writes = [...set.likers].flatMap(([id, users]) => users.map((userId) => ({ id, userId })));
@@ -210,15 +209,15 @@ async function measureTally(redis: ScriptedServer, prefix: string, set: DataSet)
   // Every like is new: anything else means the facts went somewhere this scan will not look.
   if (changed !== writes.length) throw new Error(`memory/${set.name}: Tally reported ${changed} changes for ${writes.length} new likes`);
 
-  const factKeys = [...(await scanKeys(redis, `${prefix}bm*`)), ...(await scanKeys(redis, `${prefix}ra*`))];
-  if (factKeys.length === 0) throw new Error(`memory/${set.name}: no Tally fact keys under ${prefix}`);
+  const factKeys = [...(await scanKeys(redis, 'bm*')), ...(await scanKeys(redis, 'ra*'))];
+  if (factKeys.length === 0) throw new Error(`memory/${set.name}: no Tally fact keys`);
   const kinds: Record<string, number> = {};
   for (const key of factKeys) {
-    const kind = /^(bmi|bm|rai|ra):/.exec(key.slice(prefix.length))?.[1] ?? 'other';
+    const kind = /^(bmi|bm|rai|ra):/.exec(key)?.[1] ?? 'other';
     kinds[kind] = (kinds[kind] ?? 0) + 1;
   }
   const bytes = await memoryOf(redis, factKeys);
-  await unlinkAll(redis, await scanKeys(redis, `${prefix}*`));
+  await unlinkAll(redis, await scanKeys(redis, '*'));
   return { bytes, perRelation: bytes / writes.length, keys: kinds };
 }
 
@@ -249,10 +248,10 @@ const relationKey = (keys: Keys, id: number) =>
 const inGroups = <T>(items: readonly T[], size: number) =>
   Array.from({ length: Math.ceil(items.length / size) }, (_, i) => items.slice(i * size, (i + 1) * size));
 
-function comparisonLayouts(prefixOf: (tag: string) => string): Record<Exclude<RelationLayout, 'tally'>, Build> {
-  const plain = createKeys(prefixOf('pb:'), PARTITIONS);
-  const sets = createKeys(prefixOf('st:'), PARTITIONS);
-  const hashes = createKeys(prefixOf('hs:'), PARTITIONS);
+function comparisonLayouts(): Record<Exclude<RelationLayout, 'tally'>, Build> {
+  const plain = createKeys('', PARTITIONS);
+  const sets = plain;
+  const hashes = plain;
   return {
     plainBitmap: (pipeline, id, userIds) => {
       const written = [plain.chunkIndex(LIKE.name, post(id))];
@@ -278,15 +277,15 @@ function comparisonLayouts(prefixOf: (tag: string) => string): Record<Exclude<Re
   };
 }
 
-async function measureRelations(redis: ScriptedServer, prefixOf: (tag: string) => string, set: DataSet): Promise<RelationMemory> {
-  const layouts = comparisonLayouts(prefixOf);
+async function measureRelations(redis: ScriptedServer, set: DataSet): Promise<RelationMemory> {
+  const layouts = comparisonLayouts();
   return {
     dataSet: set.name,
     description: set.description,
     entities: set.likers.size,
     relations: relationsIn(set),
     layouts: {
-      tally: await measureTally(redis, prefixOf('ty:'), set),
+      tally: await measureTally(redis, set),
       plainBitmap: await measureBuilt(redis, set, layouts.plainBitmap),
       set: await measureBuilt(redis, set, layouts.set),
       hash: await measureBuilt(redis, set, layouts.hash),
@@ -300,15 +299,16 @@ function countersOf(rand: () => number): number[] {
   return Array.from({ length: SDS_FIELDS }, (_, i) => Math.floor(scale[i]! * rand() ** 3));
 }
 
-async function measureEntities(redis: Redis, prefixOf: (tag: string) => string): Promise<EntityMemory[]> {
+async function measureEntities(redis: Redis): Promise<EntityMemory[]> {
   const rand = random(SDS_FIELDS);
   const ids = Array.from({ length: COUNTED_ENTITIES }, (_, i) => i + 1);
   const counters = ids.map(() => countersOf(rand));
-  const sdsKeys = createKeys(prefixOf('sd:'), PARTITIONS);
-  const hashKeys = createKeys(prefixOf('h5:'), PARTITIONS);
-  const bucketPrefix = prefixOf('bh:');
-  const slotPrefix = prefixOf('fs:');
-  const presizedPrefix = prefixOf('fp:');
+  // Each layout is written, measured and deleted before the next: they may share names.
+  const sdsKeys = createKeys('', PARTITIONS);
+  const hashKeys = sdsKeys;
+  const bucketPrefix = '';
+  const slotPrefix = '';
+  const presizedPrefix = '';
   const presized = new Set<string>();
 
   const layouts: Record<EntityLayout, Build> = {
@@ -371,21 +371,42 @@ async function redisSettings(redis: Redis): Promise<Record<string, string | null
   };
 }
 
+/** The Redis database the scenario uses: BENCH_MEMORY_DB, default 15. */
+export function memoryDb(): number {
+  const db = Number(process.env.BENCH_MEMORY_DB ?? 15);
+  if (!Number.isInteger(db) || db < 0) throw new Error(`BENCH_MEMORY_DB must be a database number, got ${process.env.BENCH_MEMORY_DB}`);
+  return db;
+}
+
+/** Deletes every key in `db` (after an interrupted run: the scenario only runs on an empty one). */
+export async function emptyMemoryDb(redisUrl: string, db: number): Promise<void> {
+  const redis = new Redis(redisUrl, { db });
+  try {
+    await unlinkAll(redis, await scanKeys(redis, '*'));
+  } finally {
+    redis.disconnect();
+  }
+}
+
 /**
- * Measures every layout on every data set under `prefix` (which must be the caller's own:
- * everything under it is deleted at the end), logging progress with `log`.
+ * Measures every layout on every data set in Redis database `db`, which must be empty (the
+ * keys are named as in a deployment, without a prefix) and is emptied again at the end;
+ * logs progress with `log`.
  */
-export async function runMemoryScenario(opts: { redisUrl: string; prefix: string; log?: (line: string) => void }): Promise<MemoryResults> {
+export async function runMemoryScenario(opts: { redisUrl: string; db: number; log?: (line: string) => void }): Promise<MemoryResults> {
   const log = opts.log ?? (() => {});
-  const redis = withScripts(new Redis(opts.redisUrl, { enableAutoPipelining: true }));
-  // Same-length tags per layout, so key names cost every layout the same.
-  const prefixOf = (tag: string) => `${opts.prefix}${tag}`;
+  const redis = withScripts(new Redis(opts.redisUrl, { db: opts.db, enableAutoPipelining: true }));
+  const held = await redis.dbsize();
+  if (held > 0) {
+    redis.disconnect();
+    throw new Error(`memory: Redis database ${opts.db} holds ${held} keys; the scenario needs an empty one (BENCH_MEMORY_DB)`);
+  }
   try {
     const relations: RelationMemory[] = [];
     for (const make of [() => denseSet(100), () => denseSet(5_000), () => denseSet(32_000), sparseSet, longTailSet]) {
       const set = make();
       const started = performance.now();
-      const row = await measureRelations(redis, prefixOf, set);
+      const row = await measureRelations(redis, set);
       relations.push(row);
       const per = (l: RelationLayout) => row.layouts[l].perRelation.toFixed(1);
       log(
@@ -393,11 +414,11 @@ export async function runMemoryScenario(opts: { redisUrl: string; prefix: string
           `plain bitmap ${per('plainBitmap')}, SET ${per('set')}, HASH ${per('hash')} (${((performance.now() - started) / 1000).toFixed(1)} s)`,
       );
     }
-    const entities = await measureEntities(redis, prefixOf);
+    const entities = await measureEntities(redis);
     log(`  per counted entity (${COUNTED_ENTITIES.toLocaleString('en-US')}): ${entities.map((e) => `${e.layout} ${e.perEntity.toFixed(1)} B`).join(', ')}`);
-    return { method: MEMORY_METHOD, keyPrefixChars: prefixOf('xx:').length, relationLayouts: RELATION_LAYOUTS, redis: await redisSettings(redis), relations, entities };
+    return { method: MEMORY_METHOD, db: opts.db, relationLayouts: RELATION_LAYOUTS, redis: await redisSettings(redis), relations, entities };
   } finally {
-    await unlinkAll(redis, await scanKeys(redis, `${opts.prefix}*`));
+    await unlinkAll(redis, await scanKeys(redis, '*'));
     redis.disconnect();
   }
 }

@@ -11,14 +11,11 @@ export function memoryRatios(results: MemoryResults): Ratio[] {
   const ratios: Ratio[] = [];
   for (const row of results.relations) {
     const { tally, plainBitmap } = row.layouts;
-    // Linear estimate (allocator rounding aside) of what the bench's own key prefix adds.
-    const tallyKeys = Object.values(tally.keys).reduce((a, b) => a + b, 0);
-    const unprefixed = `≈${bytes((tally.bytes - tallyKeys * results.keyPrefixChars) / row.relations)}/like without the bench's key prefix`;
     if (row.dataSet.startsWith('dense')) {
       ratios.push({
         label: `Tally / plain bitmap memory, ${row.dataSet}`,
         value: tally.bytes / plainBitmap.bytes,
-        detail: `${tally.bytes} B vs ${plainBitmap.bytes} B for ${row.relations} relations; Tally ${unprefixed}`,
+        detail: `${tally.bytes} B vs ${plainBitmap.bytes} B for ${row.relations} relations`,
         target: 1,
         atMost: true,
       });
@@ -29,7 +26,7 @@ export function memoryRatios(results: MemoryResults): Ratio[] {
         format: bytes,
         target: BYTES_PER_RELATION_TARGET,
         atMost: true,
-        detail: `${unprefixed}; plain bitmap ${bytes(plainBitmap.perRelation)}, ${times(plainBitmap.bytes / tally.bytes)} Tally`,
+        detail: `plain bitmap ${bytes(plainBitmap.perRelation)}, ${times(plainBitmap.bytes / tally.bytes)} Tally; SET ${bytes(row.layouts.set.perRelation)}, HASH ${bytes(row.layouts.hash.perRelation)}`,
       });
     }
   }
@@ -66,9 +63,9 @@ export function memoryTable(results: MemoryResults): string {
     1,
   );
   const note =
-    `Key names carry the bench's ${results.keyPrefixChars}-character prefix, about ${results.keyPrefixChars} B per key ` +
-    `that a deployment without one does not pay (Redis ${results.redis.version}, hash-max-listpack-entries ` +
-    `${results.redis['hash-max-listpack-entries']}, -value ${results.redis['hash-max-listpack-value']}).`;
+    `Keys named as in a deployment without REDIS_KEY_PREFIX, in Redis database ${results.db} (Redis ${results.redis.version}, ` +
+    `hash-max-listpack-entries ${results.redis['hash-max-listpack-entries']}, -value ${results.redis['hash-max-listpack-value']}, ` +
+    `set-max-intset-entries ${results.redis['set-max-intset-entries']}).`;
   const ratios = memoryRatios(results).map(ratioLine);
   return [perRelation, '', perEntity, note, '', ...ratios].join('\n');
 }

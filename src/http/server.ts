@@ -108,8 +108,7 @@ function record(deps: HttpDeps, scope: RequestScope) {
   const operation = scope.operation ?? 'unknown';
   const outcome = scope.outcome ?? 'ok';
   const ms = Date.now() - scope.startedAt;
-  deps.metrics.requests.inc({ operation, outcome });
-  deps.metrics.requestDuration.observe({ operation }, ms / 1000);
+  deps.metrics.recordRequest(operation, outcome, ms / 1000);
   deps.logger.info({ requestId: scope.id, operation, outcome, ms }, 'graphql request');
 }
 

@@ -4,13 +4,15 @@ import { listPage } from './lists.js';
 
 export const Post: PostResolvers = {
   id: (post) => String(post.id),
-  author: async (post, _, { loaders }) => {
-    // Feed pages come with their authors; access checks still load users fresh (User.likedPosts).
-    const author = post.author ?? (await loaders.user.load(post.authorId));
-    // A post row always references its author (foreign key); a miss means a broken store.
-    if (!author) throw new Error(`author ${post.authorId} of post ${post.id} is missing`);
-    return author;
-  },
+  // Feed pages come with their authors, answered without a promise; access checks still load
+  // users fresh (User.likedPosts).
+  author: (post, _, { loaders }) =>
+    post.author ??
+    loaders.user.load(post.authorId).then((author) => {
+      // A post row always references its author (foreign key); a miss means a broken store.
+      if (!author) throw new Error(`author ${post.authorId} of post ${post.id} is missing`);
+      return author;
+    }),
   counts: (post, _, { loaders }) => loaders.counts.load(post.id),
   myState: (post, _, { viewer, loaders }) => (viewer ? loaders.viewerState.load(post.id) : null),
 
