@@ -1,12 +1,13 @@
 // Executes operations with graphql-jit instead of graphql-js, behind Apollo. A feed page
-// resolves thousands of fields; graphql-js walks the document and the schema for each one
-// on every request, graphql-jit compiles each document once into a plain function.
+// resolves hundreds of fields (thousands at 100 posts); graphql-js walks the document and the
+// schema for each one on every request, graphql-jit compiles each document once into plain
+// functions (measured: 30 % less CPU per 20-post page, README "Performance").
 //
 // Apollo has one documented seam for its executor: the gateway interface. This "gateway"
 // serves our own schema and runs the compiled queries; parsing, validation (with the
 // document limits), persisted queries, error formatting and the plugins stay Apollo's.
 import type { GatewayExecutor, GatewayInterface } from '@apollo/server-gateway-interface';
-import { GraphQLError, type GraphQLSchema, printSchema } from 'graphql';
+import { GraphQLError, getVariableValues, type GraphQLSchema, printSchema } from 'graphql';
 import { type CompiledQuery, compileQuery, isCompiledQuery } from 'graphql-jit';
 import { LRUCache } from 'lru-cache';
 import { ErrorCode } from '../errors.js';
@@ -30,13 +31,15 @@ export function jitGateway(schema: GraphQLSchema): GatewayInterface {
       query = result;
       compiled.set(key, query);
     }
-    const result = await query.query(undefined, request.context, request.request.variables ?? {});
-    // No data at all: the variables did not coerce, and execution never started. graphql-js
-    // errors carry the variable's AST node, from which Apollo recognises bad input; graphql-jit's
-    // carry only its location, so say it ourselves.
+    const variables = request.request.variables ?? {};
+    const result = await query.query(undefined, request.context, variables);
+    // No data at all: the variables did not coerce, and execution never started. Such errors
+    // come from graphql-js itself, so clients get its messages and locations, and Apollo
+    // recognises them as bad input (its code, HTTP 400): graphql-jit's own carry neither.
     if (result.data === undefined && result.errors) {
+      const coerced = getVariableValues(schema, request.operation.variableDefinitions ?? [], variables);
       const code = ErrorCode.BAD_USER_INPUT;
-      return { errors: result.errors.map((e) => new GraphQLError(e.message, { source: e.source, positions: e.positions, extensions: { code } })) };
+      return { errors: coerced.errors ?? result.errors.map((e) => new GraphQLError(e.message, { extensions: { code } })) };
     }
     return result;
   };
