@@ -16,6 +16,12 @@ export const PAGES = [20, 50] as const;
 export const FEED_CONNECTIONS = 16;
 /** Timed seconds per case are split into this many rounds, taken round-robin over the servers. */
 export const FEED_ROUNDS = 3;
+/** Page sizes whose Redis round trips per request are counted on Tally (one request at a time). */
+export const ROUND_TRIP_PAGES = [1, 10, 20, 50, 100] as const;
+
+export interface PageRoundTrips extends RedisPerRequest {
+  page: number;
+}
 
 /** The feed's servers, in the order they are measured (Tally first: its pages are the reference). */
 export const FEED_SERVERS = [
@@ -136,6 +142,7 @@ export async function runFeedScenario(opts: { serverEnv: Record<string, string>;
   // ROUNDS short rounds: a slow patch of this shared machine then hits every server alike
   // instead of whichever one happened to be measured during it.
   const servers: ServerHandle[] = [];
+  const roundTripsByPage: PageRoundTrips[] = [];
   try {
     const cases: Case[] = [];
     for (const { id, kind, name } of FEED_SERVERS) {
@@ -151,7 +158,16 @@ export async function runFeedScenario(opts: { serverEnv: Record<string, string>;
         if (!expected) reference.set(page, data.feed.edges);
         else if (!isDeepStrictEqual(data.feed.edges, expected)) throw new Error(`${name} and Tally answered different feed pages of ${page}`);
       }
-      if (id === 'tally') cases.push(await prepare(server, { name: 'Tally { __typename }', server: id, query: 'floor', page: null }));
+      if (id === 'tally') {
+        cases.push(await prepare(server, { name: 'Tally { __typename }', server: id, query: 'floor', page: null }));
+        for (const page of ROUND_TRIP_PAGES) {
+          const perRequest = await redisPerRequest(server, async () => {
+            for (let i = 0; i < 10; i++) await gql(server.url, FEED, { first: page }, token);
+            return 10;
+          });
+          roundTripsByPage.push({ page, ...perRequest! });
+        }
+      }
       for (const page of PAGES) cases.push(await prepare(server, { name, server: id, query: 'feed', page }));
     }
     const roundS = opts.durationS / FEED_ROUNDS;
@@ -171,5 +187,5 @@ export async function runFeedScenario(opts: { serverEnv: Record<string, string>;
   } finally {
     for (const server of servers) await server.stop();
   }
-  return runs;
+  return { runs, roundTripsByPage };
 }

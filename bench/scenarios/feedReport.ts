@@ -1,7 +1,7 @@
 // The feed scenario's lines in the bench's table: one row per run, and Tally's throughput
 // against each baseline per page size, with the targets of issue 8 where there is one.
 import { times, type Ratio, type TableRow } from '../lib/report.js';
-import { FEED_SERVERS, PAGES, type FeedRun, type FeedServerId } from './feed.js';
+import { FEED_SERVERS, PAGES, type FeedRun, type FeedServerId, type PageRoundTrips } from './feed.js';
 
 /** Tally's req/s over the baseline's must reach these (a: at least 2.5× Apollo's defaults; d: within 80 % of the JIT ceiling). */
 const TARGETS: Partial<Record<FeedServerId, number>> = { a: 2.5, d: 0.8 };
@@ -18,8 +18,20 @@ const floorOf = (runs: readonly FeedRun[]) => {
   return floor;
 };
 
-export function feedRatios(runs: readonly FeedRun[]): Ratio[] {
+/** Redis round trips per feed page, whatever its size. */
+const ROUND_TRIPS_TARGET = 2;
+
+export function feedRatios(runs: readonly FeedRun[], roundTripsByPage: readonly PageRoundTrips[]): Ratio[] {
   const ratios: Ratio[] = [];
+  const worst = roundTripsByPage.reduce((max, r) => (r.roundTrips > max.roundTrips ? r : max), roundTripsByPage[0]!);
+  ratios.push({
+    label: `Tally Redis round trips per feed page, most over pages of ${roundTripsByPage.map((r) => r.page).join(', ')}`,
+    value: worst.roundTrips,
+    format: (x) => x.toFixed(2),
+    target: ROUND_TRIPS_TARGET,
+    atMost: true,
+    detail: roundTripsByPage.map((r) => `${r.page}: ${r.roundTrips.toFixed(2)} RT, ${r.commands.toFixed(1)} cmds`).join('; ') + ' (one request at a time)',
+  });
   for (const page of PAGES) {
     const tally = runOf(runs, 'tally', page);
     for (const baseline of FEED_SERVERS.filter((s) => s.id !== 'tally')) {

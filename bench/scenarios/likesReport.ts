@@ -25,10 +25,10 @@ export function likeRatios(runs: readonly LikeRun[]): Ratio[] {
       target: THROUGHPUT_TARGET,
     },
     {
+      // No target: the baseline of issue 8 waits for its commit like any PostgreSQL app does.
       label: 'Tally likes/s / PostgreSQL (synchronous_commit=off), one hot post',
       value: tally.load.rps / pgAsync.load.rps,
-      detail: `p99 ${pgAsync.load.p99Ms} ms vs ${tally.load.p99Ms} ms`,
-      target: THROUGHPUT_TARGET,
+      detail: `p99 ${pgAsync.load.p99Ms} ms vs ${tally.load.p99Ms} ms; PostgreSQL not waiting for its WAL flush, as Tally's Redis does not`,
     },
     {
       label: 'Tally freshness p99, one hot post',
