@@ -185,7 +185,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     partitions: integer('PARTITIONS', 16, 1, 1024),
     aggregatorBatchSize: integer('AGGREGATOR_BATCH_SIZE', 500, 1, 10_000),
     // Counts promise freshness within a second at p99: that second also holds the aggregator's
-    // poll, the fold and the read, so the flush runs twice in it (bench/README.md, hot post).
+    // poll, the fold and the read, so the flush runs twice in it (docs/performance.md, hot post).
     flushIntervalMs: integer('FLUSH_INTERVAL_MS', 500, 50, 60_000),
     flushPartitionsPerJob: integer('FLUSH_PARTITIONS_PER_JOB', 4, 1, 1024),
     eventRetentionMs: integer('EVENT_RETENTION_MS', 3_600_000, 0, 30 * 24 * 3_600_000),

@@ -1,7 +1,7 @@
 // What one HTTP request carries through everything it calls: its id (returned to the client
 // and in its log line) and, for metrics and logs, what it ran and how it ended. Passed
 // explicitly (the GraphQL context holds it), not through AsyncLocalStorage: on Node 20 its
-// promise hooks cost about a fifth of a feed request's CPU (bench/README.md).
+// promise hooks cost about a fifth of a feed request's CPU (docs/performance.md).
 import { randomUUID } from 'node:crypto';
 
 export interface RequestScope {

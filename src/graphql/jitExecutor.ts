@@ -1,7 +1,7 @@
 // Executes operations with graphql-jit instead of graphql-js, behind Apollo. A feed page
 // resolves hundreds of fields (thousands at 100 posts); graphql-js walks the document and the
 // schema for each one on every request, graphql-jit compiles each document once into plain
-// functions (measured: 30 % less CPU per 20-post page, README "Performance").
+// functions (measured: 30 % less CPU per 20-post page, docs/performance.md).
 //
 // Apollo has one documented seam for its executor: the gateway interface. This "gateway"
 // serves our own schema and runs the compiled queries; parsing, validation (with the
