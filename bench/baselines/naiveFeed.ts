@@ -1,9 +1,8 @@
 // Baseline for the "feed" scenario: what a straightforward GraphQL server does without
-// DataLoader. Same schema shape for the feed, same PostgreSQL rows, same Redis keys (built
+// DataLoader. Tally's schema, the same PostgreSQL rows, the same Redis keys (built
 // with src/redis/keys.ts), but every field resolves on its own: one SQL query per author,
 // one GET per post's counters and one fact lookup (Tally's hasFacts script) per post per kind
-// for the viewer's state, on a
-// plain ioredis connection (no auto-pipelining) and a plain pg pool.
+// for the viewer's state, on a plain ioredis connection (no auto-pipelining) and a plain pg pool.
 import { ApolloServer } from '@apollo/server';
 import { Redis } from 'ioredis';
 import pg from 'pg';
@@ -14,7 +13,8 @@ import { withScripts } from '../../src/redis/scripts.js';
 import { METRICS, POST } from '../../src/relations/kinds.js';
 import { serveGraphQL } from '../lib/graphqlHttp.js';
 import { trackRedis } from '../lib/redisStats.js';
-import { DateTime, feedCursor, feedPosition, feedTypeDefs } from './feedSchema.js';
+import { typeDefs } from '../../src/graphql/schema.js';
+import { DateTime, feedCursor, feedPosition } from './baselineFeed.js';
 
 interface PostRow {
   id: string;
@@ -35,7 +35,7 @@ export async function startNaiveFeedServer(env: NodeJS.ProcessEnv) {
   const keys = createKeys(env.REDIS_KEY_PREFIX ?? '', Number(env.PARTITIONS ?? 16));
   const auth = createAuth(env.JWT_SECRET!);
 
-  const getBit = async (kind: 'LIKE' | 'FAV', postId: number, userId: number) => {
+  const hasFact = async (kind: 'LIKE' | 'FAV', postId: number, userId: number) => {
     const post = { type: POST, id: postId };
     const metric = METRICS[kind].name;
     const [bit] = await redis.hasFacts(
@@ -73,8 +73,8 @@ export async function startNaiveFeedServer(env: NodeJS.ProcessEnv) {
       myState: async (post: PostRow, _: unknown, { viewer }: Context) => {
         if (!viewer) return null;
         const [liked, faved] = await Promise.all([
-          getBit('LIKE', Number(post.id), viewer.id),
-          getBit('FAV', Number(post.id), viewer.id),
+          hasFact('LIKE', Number(post.id), viewer.id),
+          hasFact('FAV', Number(post.id), viewer.id),
         ]);
         return { liked: liked === 1, faved: faved === 1 };
       },
@@ -82,7 +82,7 @@ export async function startNaiveFeedServer(env: NodeJS.ProcessEnv) {
     User: { createdAt: (user: { created_at: Date }) => user.created_at },
   };
 
-  const apollo = new ApolloServer<Context>({ typeDefs: feedTypeDefs, resolvers });
+  const apollo = new ApolloServer<Context>({ typeDefs, resolvers });
   const server = await serveGraphQL(apollo, async (authorization) => ({ viewer: await auth.viewerFrom(authorization) }));
   return {
     url: server.url,

@@ -11,7 +11,8 @@ import pg from 'pg';
 import { createAuth, type Viewer } from '../../src/auth/jwt.js';
 import { METRICS, POST } from '../../src/relations/kinds.js';
 import { PrismaClient } from './generated/client.js';
-import { DateTime, feedCursor, feedPosition, feedTypeDefs } from './feedSchema.js';
+import { typeDefs } from '../../src/graphql/schema.js';
+import { DateTime, feedCursor, feedPosition } from './baselineFeed.js';
 
 const TABLES = { LIKE: 'bench_feed_likes', FAV: 'bench_feed_favs' } as const;
 
@@ -93,7 +94,7 @@ export async function startPrismaCountFeedServer(env: NodeJS.ProcessEnv) {
     User: { id: (user: { id: bigint }) => String(user.id) },
   };
 
-  const apollo = new ApolloServer<Context>({ typeDefs: feedTypeDefs, resolvers });
+  const apollo = new ApolloServer<Context>({ typeDefs, resolvers });
   const { url } = await startStandaloneServer(apollo, {
     listen: { host: env.HOST || '127.0.0.1', port: Number(env.PORT ?? 0) },
     context: async ({ req }) => ({ viewer: await auth.viewerFrom(req.headers.authorization) }),

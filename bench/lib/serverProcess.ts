@@ -1,6 +1,7 @@
 // Child-process entry: runs ONE server under test, so the load generator (in the parent)
 // never shares its event loop. Started by bench/lib/servers.ts as
-//   node --import tsx bench/lib/serverProcess.ts <kind>   (a ServerKind below)
+//   node [flags] .bench-build/bench/lib/serverProcess.js <kind>   (a ServerKind below; or the
+//   .ts file through tsx)
 // with its settings in the environment. Talks to the parent over IPC: it sends
 // { type: 'ready', url } and answers { id, cmd: 'redisStats' | 'flush' | 'stop' }.
 import { createApp } from '../../src/app.js';

@@ -2,7 +2,7 @@
 // in a busy second they cost PostgreSQL one query per distinct page instead of one per
 // request. Counts and viewer state are not in here (they come from Redis on every request);
 // a new or deleted post shows up in another process's feed after at most the TTL, as counts
-// do after their 1 s flush. This process forgets every page when it writes a post.
+// do within their 1 s freshness promise. This process forgets every page when it writes a post.
 import { LRUCache } from 'lru-cache';
 import type { FeedPosition, PostModel, PostStore } from './posts.js';
 
