@@ -53,9 +53,18 @@ const APQ_PROTOCOL_CODES = new Set<string>([
   ApolloServerErrorCode.PERSISTED_QUERY_NOT_SUPPORTED,
 ]);
 
+/** The HTTP status Apollo gave an error it raised itself (its APQ protocol errors carry 400, no code). */
+const httpStatusOf = (error: unknown): number | undefined =>
+  error instanceof GraphQLError ? (error.extensions?.http as { status?: number } | undefined)?.status : undefined;
+
+/** graphql-js ends some messages with "Did you mean …?": a map of the schema for anyone probing it. */
+const withoutSuggestions = (message: string) => message.replace(/\s*Did you mean [^?]*\?/g, '');
+
 /**
- * Apollo `formatError`: keeps our codes, folds Apollo's input codes into BAD_USER_INPUT,
- * and hides everything else behind INTERNAL_SERVER_ERROR so no internals leak.
+ * Apollo `formatError`: keeps our codes, folds Apollo's input codes (and its code-less 4xx
+ * errors) into BAD_USER_INPUT, and hides everything else behind INTERNAL_SERVER_ERROR so no
+ * internals leak. Without `exposeDetails` (production) it also drops stack traces and
+ * suggestions.
  */
 export function formatError(
   formatted: GraphQLFormattedError,
@@ -65,11 +74,13 @@ export function formatError(
   const code = String(formatted.extensions?.code ?? '');
   const { stacktrace, ...rest } = formatted.extensions ?? {};
   const extensions = options.exposeDetails ? formatted.extensions : rest;
+  const message = options.exposeDetails ? formatted.message : withoutSuggestions(formatted.message);
   if ((KNOWN.has(code) && code !== ErrorCode.INTERNAL_SERVER_ERROR) || APQ_PROTOCOL_CODES.has(code)) {
-    return { ...formatted, extensions };
+    return { ...formatted, message, extensions };
   }
-  if (APOLLO_INPUT_CODES.has(code)) {
-    return { ...formatted, extensions: { ...extensions, code: ErrorCode.BAD_USER_INPUT } };
+  const status = httpStatusOf(unwrapResolverError(error));
+  if (APOLLO_INPUT_CODES.has(code) || (status !== undefined && status >= 400 && status < 500)) {
+    return { ...formatted, message, extensions: { ...extensions, code: ErrorCode.BAD_USER_INPUT } };
   }
   options.onInternal?.(unwrapResolverError(error));
   return {

@@ -1,12 +1,11 @@
 // The Apollo Server instance: schema, error policy and plugins. HTTP is wired in src/http/.
-import { ApolloServer, type ApolloServerPlugin } from '@apollo/server';
+import { ApolloServer } from '@apollo/server';
 import type { KeyValueCache } from '@apollo/utils.keyvaluecache';
 import {
   ApolloServerPluginCacheControlDisabled,
   ApolloServerPluginLandingPageDisabled,
   ApolloServerPluginUsageReportingDisabled,
 } from '@apollo/server/plugin/disabled';
-import { ApolloServerPluginDisableSuggestions } from '@apollo/server/plugin/disableSuggestions';
 import { makeExecutableSchema } from '@graphql-tools/schema';
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
@@ -24,6 +23,7 @@ export function createApollo(config: Config, logger: Logger, persistedQueryStore
   return new ApolloServer<GraphQLContext>({
     ...(config.executor === 'jit' ? { gateway: jitGateway(schema) } : { schema }),
     validationRules: limits.validationRules,
+    parseOptions: limits.parseOptions,
     // One operation per HTTP request: a batch would slip past per-request limits.
     allowBatchedHttpRequests: false,
     persistedQueries: { cache: persistedQueryStore, ttl: config.persistedQueryTtlS },
@@ -34,19 +34,16 @@ export function createApollo(config: Config, logger: Logger, persistedQueryStore
     // SIGTERM handler would race it and leave `stop` waiting forever.
     stopOnTerminationSignals: false,
     plugins: [
-      // Armor's plugins are typed against its own copy of Apollo's types (same runtime package).
-      ...(limits.plugins as unknown as ApolloServerPlugin<GraphQLContext>[]),
       requestOutcomePlugin(),
       // GraphiQL is served by Tally itself (src/http/), with no CDN.
       ApolloServerPluginLandingPageDisabled(),
       // No cache hints in this schema: computing them costs on every field of a feed page.
       ApolloServerPluginCacheControlDisabled(),
       ApolloServerPluginUsageReportingDisabled(),
-      // "Did you mean …?" would describe the schema to anyone probing it.
-      ...(production ? [ApolloServerPluginDisableSuggestions()] : []),
     ],
     formatError: (formatted, error) =>
       formatError(formatted, error, {
+        // Production hides internals and "Did you mean …?" (it describes the schema to anyone probing it).
         exposeDetails: !production,
         onInternal: (cause) => logger.error({ err: cause }, 'unexpected error in a GraphQL request'),
       }),

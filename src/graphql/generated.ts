@@ -42,48 +42,72 @@ export type LikeRelationPayload = {
   post: Post;
 };
 
+/**
+ * Every mutation field is nullable: when one fails it is null and its error is in `errors`,
+ * while the mutations of the same document that ran before or after it keep their results.
+ */
 export type Mutation = {
   __typename?: 'Mutation';
   /** Publish a post as the authenticated user. */
-  createPost: Post;
+  createPost?: Maybe<Post>;
   /** Delete one of your own posts (soft delete: it disappears from every read). */
-  deletePost: Post;
+  deletePost?: Maybe<Post>;
   /**
    * Follow (or stop following) a user: `active` is the state you want, like setLikeRelation,
    * with the same idempotency. Following yourself is BAD_USER_INPUT; an unknown user NOT_FOUND.
    */
-  setFollowRelation: FollowRelationPayload;
+  setFollowRelation?: Maybe<FollowRelationPayload>;
   /**
    * Set the viewer's like or favourite on a post to `active` (the state you want, not a
    * toggle: retrying can never undo it). With an `idempotencyKey`, a retry of the same request
    * within 24 h returns the first result; reusing the key for a different request is CONFLICT.
    */
-  setLikeRelation: LikeRelationPayload;
+  setLikeRelation?: Maybe<LikeRelationPayload>;
   /** Change the viewer's profile settings. */
-  updateProfile: User;
+  updateProfile?: Maybe<User>;
 };
 
 
+/**
+ * Every mutation field is nullable: when one fails it is null and its error is in `errors`,
+ * while the mutations of the same document that ran before or after it keep their results.
+ */
 export type MutationCreatePostArgs = {
   input: CreatePostInput;
 };
 
 
+/**
+ * Every mutation field is nullable: when one fails it is null and its error is in `errors`,
+ * while the mutations of the same document that ran before or after it keep their results.
+ */
 export type MutationDeletePostArgs = {
   id: Scalars['ID']['input'];
 };
 
 
+/**
+ * Every mutation field is nullable: when one fails it is null and its error is in `errors`,
+ * while the mutations of the same document that ran before or after it keep their results.
+ */
 export type MutationSetFollowRelationArgs = {
   input: SetFollowRelationInput;
 };
 
 
+/**
+ * Every mutation field is nullable: when one fails it is null and its error is in `errors`,
+ * while the mutations of the same document that ran before or after it keep their results.
+ */
 export type MutationSetLikeRelationArgs = {
   input: SetLikeRelationInput;
 };
 
 
+/**
+ * Every mutation field is nullable: when one fails it is null and its error is in `errors`,
+ * while the mutations of the same document that ran before or after it keep their results.
+ */
 export type MutationUpdateProfileArgs = {
   input: UpdateProfileInput;
 };
@@ -420,11 +444,11 @@ export type LikeRelationPayloadResolvers<ContextType = GraphQLContext, ParentTyp
 };
 
 export type MutationResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['Mutation'] = ResolversParentTypes['Mutation']> = {
-  createPost?: Resolver<ResolversTypes['Post'], ParentType, ContextType, RequireFields<MutationCreatePostArgs, 'input'>>;
-  deletePost?: Resolver<ResolversTypes['Post'], ParentType, ContextType, RequireFields<MutationDeletePostArgs, 'id'>>;
-  setFollowRelation?: Resolver<ResolversTypes['FollowRelationPayload'], ParentType, ContextType, RequireFields<MutationSetFollowRelationArgs, 'input'>>;
-  setLikeRelation?: Resolver<ResolversTypes['LikeRelationPayload'], ParentType, ContextType, RequireFields<MutationSetLikeRelationArgs, 'input'>>;
-  updateProfile?: Resolver<ResolversTypes['User'], ParentType, ContextType, RequireFields<MutationUpdateProfileArgs, 'input'>>;
+  createPost?: Resolver<Maybe<ResolversTypes['Post']>, ParentType, ContextType, RequireFields<MutationCreatePostArgs, 'input'>>;
+  deletePost?: Resolver<Maybe<ResolversTypes['Post']>, ParentType, ContextType, RequireFields<MutationDeletePostArgs, 'id'>>;
+  setFollowRelation?: Resolver<Maybe<ResolversTypes['FollowRelationPayload']>, ParentType, ContextType, RequireFields<MutationSetFollowRelationArgs, 'input'>>;
+  setLikeRelation?: Resolver<Maybe<ResolversTypes['LikeRelationPayload']>, ParentType, ContextType, RequireFields<MutationSetLikeRelationArgs, 'input'>>;
+  updateProfile?: Resolver<Maybe<ResolversTypes['User']>, ParentType, ContextType, RequireFields<MutationUpdateProfileArgs, 'input'>>;
 };
 
 export type PageInfoResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['PageInfo'] = ResolversParentTypes['PageInfo']> = {

@@ -7,7 +7,7 @@
 // serves our own schema and runs the compiled queries; parsing, validation (with the
 // document limits), persisted queries, error formatting and the plugins stay Apollo's.
 import type { GatewayExecutor, GatewayInterface } from '@apollo/server-gateway-interface';
-import { GraphQLError, getVariableValues, type GraphQLSchema, printSchema } from 'graphql';
+import { GraphQLError, getVariableValues, type GraphQLSchema, printSchema, type SourceLocation } from 'graphql';
 import { type CompiledQuery, compileQuery, isCompiledQuery } from 'graphql-jit';
 import { LRUCache } from 'lru-cache';
 import { ErrorCode } from '../errors.js';
@@ -15,10 +15,35 @@ import { ErrorCode } from '../errors.js';
 /** Compiled operations kept; a client sends a handful of distinct documents, not thousands. */
 const COMPILED_MAX = 1000;
 
+/** graphql-js's own words for an operation it cannot pick (Apollo turns them into a 400). */
+function unresolvedOperation(name: string | undefined): GraphQLError {
+  return new GraphQLError(name ? `Unknown operation named "${name}".` : 'Must provide operation name if query contains multiple operations.');
+}
+
+/**
+ * graphql-jit's errors are frozen look-alikes whose `extensions` is undefined unless the
+ * resolver's error had some: Apollo's error handling (and any plugin) reads and writes them as
+ * graphql-js errors, and failed on them (a resolver's plain Error became an unlogged 500).
+ * Errors leave the executor as real graphql-js errors, as graphql-js would make them.
+ */
+function asGraphQLJsError(error: GraphQLError): GraphQLError {
+  const copy = new GraphQLError(error.message, {
+    path: error.path,
+    originalError: error.originalError ?? undefined,
+    extensions: error.extensions,
+  });
+  // graphql-jit gives positions as locations only, already resolved against the document.
+  (copy as { locations?: readonly SourceLocation[] }).locations = error.locations;
+  return copy;
+}
+
 export function jitGateway(schema: GraphQLSchema): GatewayInterface {
   const compiled = new LRUCache<string, CompiledQuery>({ max: COMPILED_MAX });
 
   const executor: GatewayExecutor = async (request) => {
+    // Apollo leaves execution to report an operationName that names no operation (graphql-js
+    // does); compileQuery would fall back to the document's only operation and run it.
+    if (!request.operation) return { errors: [unresolvedOperation(request.request.operationName)] };
     // queryHash is the document's SHA-256: with the operation name it names one compiled plan.
     const key = `${request.queryHash}:${request.operationName ?? ''}`;
     let query = compiled.get(key);
@@ -41,6 +66,7 @@ export function jitGateway(schema: GraphQLSchema): GatewayInterface {
       const code = ErrorCode.BAD_USER_INPUT;
       return { errors: coerced.errors ?? result.errors.map((e) => new GraphQLError(e.message, { extensions: { code } })) };
     }
+    if (result.errors) return { ...result, errors: result.errors.map(asGraphQLJsError) };
     return result;
   };
 

@@ -34,4 +34,24 @@ describe('formatError', () => {
     const error = new GraphQLError('PersistedQueryNotFound', { extensions: { code: 'PERSISTED_QUERY_NOT_FOUND' } });
     expect(format(error).extensions?.code).toBe('PERSISTED_QUERY_NOT_FOUND');
   });
+
+  it("treats Apollo's code-less 4xx errors (the APQ protocol's) as bad input, not internal", () => {
+    const error = new GraphQLError('provided sha does not match query', { extensions: { http: { status: 400 } } });
+    expect(format(error)).toMatchObject({
+      message: 'provided sha does not match query',
+      extensions: { code: 'BAD_USER_INPUT' },
+    });
+  });
+
+  it('drops "Did you mean …?" in production, and keeps it outside', () => {
+    const error = new GraphQLError('Value "FAVV" does not exist in "RelationKind" enum. Did you mean the enum value "FAV"?', {
+      extensions: { code: 'BAD_USER_INPUT' },
+    });
+    expect(format(error).message).toBe('Value "FAVV" does not exist in "RelationKind" enum.');
+    expect(format(error, true).message).toMatch(/Did you mean the enum value "FAV"\?$/);
+    const field = new GraphQLError('Cannot query field "feedd" on type "Query". Did you mean "feed" or "post"?', {
+      extensions: { code: 'GRAPHQL_VALIDATION_FAILED' },
+    });
+    expect(format(field)).toEqual({ message: 'Cannot query field "feedd" on type "Query".', extensions: { code: 'BAD_USER_INPUT' } });
+  });
 });
