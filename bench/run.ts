@@ -4,11 +4,13 @@
 // removes everything it created.
 //
 // Env: BENCH_DURATION_S (timed run per feed case, default 6), BENCH_LIKES (distinct users
-// liking the one hot post, per server, default 20000), TEST_DATABASE_URL / TEST_REDIS_URL (admin database and Redis, as for tests).
+// liking the one hot post, per server, default 20000), TEST_DATABASE_URL / TEST_REDIS_URL (admin database and Redis, as for tests),
+// BENCH_NODE_BINARIES (the Node binaries Tally's feed is compared on, default Node 20 and 24; see bench/lib/nodeBinaries.ts).
 import os from 'node:os';
 import { projectPath } from '../src/paths.js';
 import { createBenchEnv } from './lib/env.js';
 import { machineInfo } from './lib/machine.js';
+import { nodeBinaries } from './lib/nodeBinaries.js';
 import { formatTable, meetsTarget, writeResults, type Ratio } from './lib/report.js';
 import { FEED_POSTS, LIKE_TARGET_POSTS, USERS, seedWorld } from './lib/seed.js';
 import { FEED_CONNECTIONS, FEED_ROUNDS, FEED_SERVERS, PAGES, runFeedScenario } from './scenarios/feed.js';
@@ -17,11 +19,15 @@ import { runLikeScenario } from './scenarios/likes.js';
 import { likeRatios, likeRows } from './scenarios/likesReport.js';
 import { memoryDb, runMemoryScenario } from './scenarios/memory.js';
 import { memoryRatios, memoryTable } from './scenarios/memoryReport.js';
+import { RUNTIME_PAGES, runRuntimeScenario, runtimeRatios, runtimeRows, type RuntimeRun } from './scenarios/runtimes.js';
 
 const durationS = Number(process.env.BENCH_DURATION_S ?? 6);
 const warmupS = Math.min(2, durationS);
 const likes = Number(process.env.BENCH_LIKES ?? 20_000);
 if (!(durationS > 0) || !(likes > 0)) throw new Error('BENCH_DURATION_S and BENCH_LIKES must be positive numbers');
+
+// Found (or installed) before anything is created: a missing one costs seconds, not a run.
+const binaries = nodeBinaries();
 
 const started = Date.now();
 const elapsed = () => `${((Date.now() - started) / 1000).toFixed(0)} s`;
@@ -55,6 +61,11 @@ try {
 
   console.log(`[${elapsed()}] feed: pages of ${PAGES.join(' and ')} posts, ${FEED_SERVERS.length} servers, ${FEED_CONNECTIONS} connections, ${warmupS} s warm-up + ${durationS} s each in ${FEED_ROUNDS} round-robin rounds`);
   const feed = await runFeedScenario({ serverEnv, world, durationS, warmupS });
+  let runtimes: RuntimeRun[] = [];
+  if (binaries.length > 0) {
+    console.log(`[${elapsed()}] runtimes: Tally's feed, pages of ${RUNTIME_PAGES.join(' and ')}, on ${binaries.map((b) => `Node ${b.version} (${b.path})`).join(' vs ')}, ${warmupS} s warm-up + ${durationS} s each in ${FEED_ROUNDS} round-robin rounds`);
+    runtimes = await runRuntimeScenario({ serverEnv, world, binaries, durationS, warmupS });
+  }
   console.log(`[${elapsed()}] hot post: ${likes} distinct users like one post, per server`);
   const like = await runLikeScenario({ serverEnv, world, likes });
   console.log(`[${elapsed()}] memory: Redis bytes per relation and per counted entity (no servers)`);
@@ -67,13 +78,18 @@ try {
   const targetsOf = (list: Ratio[]) =>
     list.filter((r) => r.target !== undefined).map((r) => ({ label: r.label, value: Number(r.value.toFixed(3)), target: r.target, ...(r.atMost && { atMost: true }), met: meetsTarget(r) }));
 
-  const table = [formatTable([...feedRows(feed.runs), ...likeRows(like.runs, like.likes)], ratios), memoryTable(memory)].join('\n\n');
+  const runtimeRatioList = runtimes.length > 0 ? runtimeRatios(runtimes) : [];
+  const table = [
+    formatTable([...feedRows(feed.runs), ...likeRows(like.runs, like.likes)], ratios),
+    memoryTable(memory),
+    ...(runtimes.length > 0 ? [formatTable(runtimeRows(runtimes), runtimeRatioList)] : []),
+  ].join('\n\n');
   console.log(`\n${table}\n`);
 
   const path = projectPath('bench/results/latest.json');
   await writeResults(path, {
     machine: { ...machine, loadAverageEnd: os.loadavg().map((x) => Number(x.toFixed(2))) },
-    settings: { durationS, warmupS, feedPages: PAGES, feedServers: FEED_SERVERS, feedConnections: FEED_CONNECTIONS, feedRounds: FEED_ROUNDS, likeConnections: like.connections, likes: like.likes, users: USERS, feedPosts: FEED_POSTS, likeTargetPosts: LIKE_TARGET_POSTS },
+    settings: { durationS, warmupS, feedPages: PAGES, feedServers: FEED_SERVERS, feedConnections: FEED_CONNECTIONS, feedRounds: FEED_ROUNDS, nodeBinaries: binaries, likeConnections: like.connections, likes: like.likes, users: USERS, feedPosts: FEED_POSTS, likeTargetPosts: LIKE_TARGET_POSTS },
     roundTrips:
       'Counted inside each server process on its API Redis connection and read over IPC (not from INFO, which other clients of ' +
       'the same Redis would skew). Round trips = socket writes: Tally\'s app.redisRoundTrips.count (src/redis/roundTrips.ts), and ' +
@@ -87,11 +103,12 @@ try {
     likeTargets: targetsOf(likeRatioList),
     memory,
     memoryTargets: targetsOf(memoryRatioList),
-    ratios: Object.fromEntries([...ratios, ...memoryRatioList].map((r) => [r.label, Number(r.value.toFixed(3))])),
+    runtimes,
+    ratios: Object.fromEntries([...ratios, ...memoryRatioList, ...runtimeRatioList].map((r) => [r.label, Number(r.value.toFixed(3))])),
     table,
   });
   console.log(`[${elapsed()}] results written to ${path}`);
-  if (!like.runs.every((r) => r.exact) || [...feed.runs, ...like.runs].some((r) => r.load.failures > 0)) process.exitCode = 1;
+  if (!like.runs.every((r) => r.exact) || [...feed.runs, ...like.runs, ...runtimes].some((r) => r.load.failures > 0)) process.exitCode = 1;
 } finally {
   const left = (await cleanup()) as { databasesLeft: number; keysLeft: number };
   console.log(`[${elapsed()}] cleaned up: ${left.databasesLeft} database(s), ${left.keysLeft} key(s) left under ${env.redisKeyPrefix}`);

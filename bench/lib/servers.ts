@@ -43,11 +43,12 @@ function nodeFlags(kind: ServerKind): string[] {
   return process.env.BENCH_NODE_FLAGS !== undefined ? process.env.BENCH_NODE_FLAGS.split(' ').filter(Boolean) : TALLY_NODE_FLAGS;
 }
 
-export async function startServer(kind: ServerKind, env: Record<string, string>): Promise<ServerHandle> {
+/** `node`: the Node binary to run it on (the runtime comparison starts Tally on several). */
+export async function startServer(kind: ServerKind, env: Record<string, string>, node = process.execPath): Promise<ServerHandle> {
   // BENCH_CPU_PROFILE_DIR: each server writes V8 CPU profiles (one per thread) under <dir>/<kind>/ when it exits.
   const profileDir = process.env.BENCH_CPU_PROFILE_DIR;
   const profile = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}/${kind}`] : [];
-  const child = spawn(process.execPath, [...profile, ...nodeFlags(kind), ...entry, kind], {
+  const child = spawn(node, [...profile, ...nodeFlags(kind), ...entry, kind], {
     cwd: projectPath(),
     env: { ...process.env, ...env },
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],

@@ -34,7 +34,7 @@ export const FEED_SERVERS = [
 
 export type FeedServerId = (typeof FEED_SERVERS)[number]['id'];
 
-const FEED = `query Feed($first: Int!) {
+export const FEED = `query Feed($first: Int!) {
   feed(first: $first) {
     edges { node { id title createdAt author { id name } counts { likes favs } myState { liked faved } } }
     pageInfo { hasNextPage endCursor }
@@ -72,12 +72,12 @@ async function redisPerRequest(server: ServerHandle, work: () => Promise<number>
   return { roundTrips: (after.roundTrips - before.roundTrips) / requests, commands: (after.commands - before.commands) / requests };
 }
 
-interface FeedEdge {
+export interface FeedEdge {
   node: { id: string; author: { id: string }; counts: { likes: number; favs: number }; myState: { liked: boolean; faved: boolean } };
 }
 
 /** Every server must serve the same, correct page before we time it. */
-function checkPage(name: string, page: number, edges: FeedEdge[], world: World) {
+export function checkPage(name: string, page: number, edges: FeedEdge[], world: World) {
   if (edges.length !== page) throw new Error(`${name}: feed returned ${edges.length} posts, expected ${page}`);
   for (const { node } of edges) {
     const want = world.expected.get(Number(node.id));
