@@ -1,6 +1,11 @@
 // The lists people browse, read from the durable relation facts (so they follow the facts
 // within the fact persister's lag): newest first, keyset-paged on (updated_at, id) along the
 // relation_facts indexes — no OFFSET, no COUNT(*).
+//
+// What a viewer may not see (a private liker, a deleted post) is left out in the query
+// itself, so a page and its cursors are made of visible rows only: nothing on a page, not
+// its length, its end or its cursor, depends on a row the viewer may not see.
+import { Prisma } from './generated/client.js';
 import type { Db } from './client.js';
 
 /** A position in a list: the fact's time and the id of the other side. */
@@ -15,37 +20,62 @@ export interface ListRow {
   at: Date;
 }
 
-function after(position: ListPosition | null, idField: 'userId' | 'entityId') {
-  if (!position) return {};
-  return {
-    // The redundant bound becomes the index condition; the OR only trims ties.
-    updatedAt: { lte: position.at },
-    OR: [{ updatedAt: { lt: position.at } }, { updatedAt: position.at, [idField]: { lt: position.id } }],
-  };
+interface RawRow {
+  id: bigint;
+  at: Date;
 }
+
+const toRows = (rows: RawRow[]): ListRow[] => rows.map((r) => ({ id: Number(r.id), at: r.at }));
+
+/** Rows strictly after `from` in (updated_at DESC, id DESC) order: an index condition on both. */
+const after = (from: ListPosition | null, idColumn: Prisma.Sql) =>
+  from ? Prisma.sql`AND (f.updated_at, ${idColumn}) < (${from.at}::timestamptz, ${from.id}::bigint)` : Prisma.empty;
 
 export function createRelationLists(db: Db) {
   return {
-    /** Users with an active `kind` fact on the entity (likers of a post, followers of a user). */
-    async usersOf(entityType: string, entityId: number, kind: string, limit: number, from: ListPosition | null): Promise<ListRow[]> {
-      const rows = await db.relationFact.findMany({
-        where: { entityType, entityId, kind, active: true, ...after(from, 'userId') },
-        orderBy: [{ updatedAt: 'desc' }, { userId: 'desc' }],
-        take: limit,
-        select: { userId: true, updatedAt: true },
-      });
-      return rows.map((r) => ({ id: Number(r.userId), at: r.updatedAt }));
+    /**
+     * Users with an active `kind` fact on the entity (followers of a user). With `privateExceptFor`
+     * (likers of a post), users whose likes are private are left out, except that viewer.
+     */
+    async usersOf(
+      entityType: string,
+      entityId: number,
+      kind: string,
+      limit: number,
+      from: ListPosition | null,
+      visibility: { privateExceptFor: number | null } | null = null,
+    ): Promise<ListRow[]> {
+      const visible = visibility
+        ? Prisma.sql`AND (u.likes_public OR f.user_id = ${visibility.privateExceptFor ?? 0}::bigint)`
+        : Prisma.empty;
+      return toRows(await db.$queryRaw<RawRow[]>`
+        SELECT f.user_id AS id, f.updated_at AS at
+        FROM relation_facts f JOIN users u ON u.id = f.user_id
+        WHERE f.entity_type = ${entityType} AND f.entity_id = ${entityId}::bigint AND f.kind = ${kind} AND f.active
+          ${visible} ${after(from, Prisma.sql`f.user_id`)}
+        ORDER BY f.updated_at DESC, f.user_id DESC
+        LIMIT ${limit}`);
     },
 
-    /** Entities the user has an active `kind` fact on (posts liked, users followed). */
-    async entitiesOf(userId: number, kind: string, limit: number, from: ListPosition | null): Promise<ListRow[]> {
-      const rows = await db.relationFact.findMany({
-        where: { userId, kind, active: true, ...after(from, 'entityId') },
-        orderBy: [{ updatedAt: 'desc' }, { entityId: 'desc' }],
-        take: limit,
-        select: { entityId: true, updatedAt: true },
-      });
-      return rows.map((r) => ({ id: Number(r.entityId), at: r.updatedAt }));
+    /** Users the user follows. */
+    async usersFollowedBy(userId: number, kind: string, limit: number, from: ListPosition | null): Promise<ListRow[]> {
+      return toRows(await db.$queryRaw<RawRow[]>`
+        SELECT f.entity_id AS id, f.updated_at AS at
+        FROM relation_facts f JOIN users u ON u.id = f.entity_id
+        WHERE f.user_id = ${userId}::bigint AND f.kind = ${kind} AND f.active ${after(from, Prisma.sql`f.entity_id`)}
+        ORDER BY f.updated_at DESC, f.entity_id DESC
+        LIMIT ${limit}`);
+    },
+
+    /** Live posts the user has an active `kind` fact on (liked or favourited); deleted ones are left out. */
+    async postsOf(userId: number, kind: string, limit: number, from: ListPosition | null): Promise<ListRow[]> {
+      return toRows(await db.$queryRaw<RawRow[]>`
+        SELECT f.entity_id AS id, f.updated_at AS at
+        FROM relation_facts f JOIN posts p ON p.id = f.entity_id
+        WHERE f.user_id = ${userId}::bigint AND f.kind = ${kind} AND f.active AND p.deleted_at IS NULL
+          ${after(from, Prisma.sql`f.entity_id`)}
+        ORDER BY f.updated_at DESC, f.entity_id DESC
+        LIMIT ${limit}`);
     },
   };
 }

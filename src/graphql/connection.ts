@@ -40,9 +40,9 @@ export function toPage<T>(rows: readonly T[], limit: number, cursorOf: (node: T)
 }
 
 /**
- * A page of a list whose scanned rows may be left out (deleted posts, private likes): the
- * store scans `limit + 1` rows, `keep` drops some, and the cursor still moves past every
- * scanned row, so a page whose rows were all dropped advances instead of repeating.
+ * A page of a list whose store already left out what the viewer may not see, checked once
+ * more on the loaded nodes (a node deleted or made private since the scan is null): such a
+ * node is dropped and the cursor still moves past it, so the page never repeats.
  */
 export function toFilteredPage<R, T>(
   scanned: readonly R[],

@@ -115,8 +115,8 @@ export type MutationUpdateProfileArgs = {
 export type PageInfo = {
   __typename?: 'PageInfo';
   /**
-   * Where the next page starts; null at the very start. On lists that leave items out (deleted
-   * posts, private likes) it may move past items not shown, even on a page with no edges.
+   * Where the next page starts: the cursor of this page's last edge; null when the page is
+   * empty. Cursors are opaque (encrypted): they name a position among the items you may see.
    */
   endCursor?: Maybe<Scalars['String']['output']>;
   hasNextPage: Scalars['Boolean']['output'];

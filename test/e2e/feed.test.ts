@@ -71,9 +71,9 @@ describe('feed', () => {
   it('refuses garbage and tampered cursors with BAD_USER_INPUT', async () => {
     const page = await t.gql(FEED, { first: 2 });
     const cursor: string = page.data.feed.pageInfo.endCursor;
-    const [body, mac] = cursor.split('.');
-    const payload = JSON.parse(Buffer.from(body!, 'base64url').toString());
-    const tampered = `${Buffer.from(JSON.stringify([payload[0], payload[1] + 1])).toString('base64url')}.${mac}`;
+    const bytes = Buffer.from(cursor, 'base64url');
+    bytes[bytes.length - 1]! ^= 1; // the last byte of the encrypted position
+    const tampered = bytes.toString('base64url');
     for (const after of ['garbage', '', tampered, `${cursor}x`, 'eyJ9.AAAA']) {
       expect(errorCodes(await t.gql(FEED, { after })), after).toEqual(['BAD_USER_INPUT']);
     }

@@ -74,7 +74,7 @@ describe('User.likedPosts and Post.likers privacy', () => {
 });
 
 describe('list paging', () => {
-  it('never shows deleted posts, and a page whose rows were all left out still advances', async () => {
+  it('never shows deleted posts: a page holds live posts only, and ends with them', async () => {
     const author = await t.token(1);
     const reader = await t.token(221);
     const posts = await t.createPosts(5);
@@ -82,12 +82,12 @@ describe('list paging', () => {
     for (const p of posts.slice(2)) await t.gql('mutation($id: ID!) { deletePost(id: $id) { id } }', { id: p }, { token: author });
     await waitForPersister(t);
 
-    const first = (await t.gql(LIKED, { id: '221', first: 3 }, { token: reader })).data.user.likedPosts;
-    expect(first.edges).toEqual([]); // the three newest likes are on deleted posts
+    // The three newest likes are on deleted posts: the first page skips them in the query.
+    const first = (await t.gql(LIKED, { id: '221', first: 1 }, { token: reader })).data.user.likedPosts;
+    expect(ids(first)).toEqual([posts[1]]);
     expect(first.pageInfo.hasNextPage).toBe(true);
-    expect(first.pageInfo.endCursor).not.toBeNull();
     const second = (await t.gql(LIKED, { id: '221', first: 3, after: first.pageInfo.endCursor }, { token: reader })).data.user.likedPosts;
-    expect(ids(second)).toEqual([posts[1], posts[0]]);
+    expect(ids(second)).toEqual([posts[0]]);
     expect(second.pageInfo.hasNextPage).toBe(false);
   });
 

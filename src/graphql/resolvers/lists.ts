@@ -1,6 +1,6 @@
 // Pages of the relation lists (likers, liked posts, followers, following): scan the facts
-// newest first, load the nodes through the request's loaders, leave out what the viewer may
-// not see or what no longer exists, and advance the cursor past everything scanned.
+// the viewer may see newest first (src/db/relationLists.ts), load the nodes through the
+// request's loaders, and page with encrypted cursors.
 import type { ListRow } from '../../db/relationLists.js';
 import { parsePageSize } from '../args.js';
 import { toFilteredPage, type Page } from '../connection.js';
@@ -14,7 +14,7 @@ export interface ListRequest<T> {
   after: string | null | undefined;
   scan: (limit: number, from: { at: Date; id: number } | null) => Promise<ListRow[]>;
   load: (ids: number[]) => Promise<(T | null | Error)[]>;
-  /** False drops a loaded node from the page (its row still advances the cursor). */
+  /** False drops a loaded node that changed since the scan (its row still advances the cursor). */
   keep?: (node: T) => boolean;
 }
 

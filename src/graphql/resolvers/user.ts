@@ -20,8 +20,8 @@ export const User: UserResolvers = {
       list: `liked:${metric}:${user.id}`,
       first,
       after,
-      scan: (limit, from) => ctx.services.lists.entitiesOf(user.id, metric, limit, from),
-      load: (ids) => ctx.loaders.post.loadMany(ids), // deleted posts load as null: left out
+      scan: (limit, from) => ctx.services.lists.postsOf(user.id, metric, limit, from),
+      load: (ids) => ctx.loaders.post.loadMany(ids), // one deleted since the scan loads as null: left out
     });
   },
 
@@ -39,7 +39,7 @@ export const User: UserResolvers = {
       list: `following:${user.id}`,
       first,
       after,
-      scan: (limit, from) => ctx.services.lists.entitiesOf(user.id, FOLLOW, limit, from),
+      scan: (limit, from) => ctx.services.lists.usersFollowedBy(user.id, FOLLOW, limit, from),
       load: (ids) => ctx.loaders.user.loadMany(ids),
     }),
 };
