@@ -87,7 +87,7 @@ export function createApp(config: Config, options: AppOptions = {}) {
     onLoss: async () => workers?.recreateSchedules(),
   });
 
-  const apollo = createApollo(config, logger, createPersistedQueryStore(redis, keys));
+  const apollo = createApollo(config, logger, createPersistedQueryStore(redis, keys, config.persistedQueries));
   let draining = false;
   const readiness = async () => {
     await Promise.all([redis.ping(), db.$queryRaw`SELECT 1`]);

@@ -79,8 +79,14 @@ export interface Config {
   };
   /** On SIGTERM, how long /readyz reports "draining" (so load balancers stop routing) before the listener closes. */
   shutdownDelayMs: number;
-  /** How long an automatic persisted query stays in Redis after its last registration. */
-  persistedQueryTtlS: number;
+  /** The automatic persisted query store: how long a document stays after its last registration, and its bounds. */
+  persistedQueries: {
+    ttlS: number;
+    /** Larger documents run, but are not stored. */
+    maxDocumentBytes: number;
+    maxDocuments: number;
+    maxBytes: number;
+  };
   /** Who executes operations: graphql-jit (compiled once per document) or graphql-js. */
   executor: 'jit' | 'graphql-js';
   /** Where consumers read events: the Redis outbox streams, or Kafka (fed by the relay). */
@@ -209,7 +215,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       executionTimeoutMs: integer('EXECUTION_TIMEOUT_MS', 10_000, 1, 600_000),
     },
     shutdownDelayMs: integer('SHUTDOWN_DELAY_MS', 0, 0, 120_000),
-    persistedQueryTtlS: integer('PERSISTED_QUERY_TTL_S', 7 * 24 * 3600, 60, 365 * 24 * 3600),
+    persistedQueries: {
+      ttlS: integer('PERSISTED_QUERY_TTL_S', 7 * 24 * 3600, 60, 365 * 24 * 3600),
+      maxDocumentBytes: integer('PERSISTED_QUERY_MAX_DOCUMENT_BYTES', 32 * 1024, 100, 1024 * 1024),
+      maxDocuments: integer('PERSISTED_QUERY_MAX_DOCUMENTS', 10_000, 1, 10_000_000),
+      maxBytes: integer('PERSISTED_QUERY_MAX_BYTES', 16 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
+    },
     executor: oneOf('GRAPHQL_EXECUTOR', ['jit', 'graphql-js'] as const, 'jit'),
     eventLog: oneOf<EventLogKind>('EVENT_LOG', ['redis', 'kafka'], 'redis'),
     kafka: {
@@ -227,6 +238,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   };
   if (config.eventLog === 'kafka' && config.kafka.brokers.length === 0) {
     problems.push('KAFKA_BROKERS is required when EVENT_LOG=kafka (comma-separated host:port list)');
+  }
+  if (config.persistedQueries.maxDocumentBytes > config.persistedQueries.maxBytes) {
+    problems.push('PERSISTED_QUERY_MAX_DOCUMENT_BYTES must not exceed PERSISTED_QUERY_MAX_BYTES');
   }
   if (/[{}\s]/.test(config.redisKeyPrefix)) {
     problems.push('REDIS_KEY_PREFIX must not contain braces or whitespace (braces would break hash tags)');

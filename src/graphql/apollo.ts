@@ -26,7 +26,8 @@ export function createApollo(config: Config, logger: Logger, persistedQueryStore
     parseOptions: limits.parseOptions,
     // One operation per HTTP request: a batch would slip past per-request limits.
     allowBatchedHttpRequests: false,
-    persistedQueries: { cache: persistedQueryStore, ttl: config.persistedQueryTtlS },
+    // The store applies its own expiry (config.persistedQueries.ttlS) and bounds.
+    persistedQueries: { cache: persistedQueryStore, ttl: null },
     includeStacktraceInErrorResponses: !production,
     // Production clients have no use for the schema; explorers use a non-production instance.
     introspection: !production,

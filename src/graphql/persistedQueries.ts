@@ -1,20 +1,46 @@
 // Automatic persisted queries for mobile clients: Apollo stores each query under its hash,
 // here in Redis so every API replica shares them, and clients then send only the hash.
+// Anyone may register a document, so the store is bounded (lua/storePersistedQuery-3.lua):
+// per document, in count and in bytes, least recently registered out first. A document too
+// large to store still runs; its client just keeps sending it in full.
 import type { KeyValueCache } from '@apollo/utils.keyvaluecache';
-import type { Cluster, Redis } from 'ioredis';
+import type { Config } from '../config.js';
 import type { Keys } from '../redis/keys.js';
+import type { ScriptedRedis } from '../redis/scripts.js';
 
-export function createPersistedQueryStore(redis: Redis | Cluster, keys: Keys): KeyValueCache<string> {
+export type PersistedQueryLimits = Config['persistedQueries'];
+
+export function createPersistedQueryStore(redis: ScriptedRedis, keys: Keys, limits: PersistedQueryLimits): KeyValueCache<string> {
+  const ttlMs = limits.ttlS * 1000;
   return {
     async get(key) {
-      return (await redis.get(keys.persistedQuery(key))) ?? undefined;
+      const [[, document], [, registeredAt]] = (await redis
+        .pipeline()
+        .hget(keys.persistedQueryDocuments(), key)
+        .zscore(keys.persistedQueryRegistrations(), key)
+        .exec()) as [[null, string | null], [null, string | null]];
+      // Expired documents leave the store at the next registration; until then they are gone here.
+      if (document === null || registeredAt === null || Number(registeredAt) < Date.now() - ttlMs) return undefined;
+      return document;
     },
-    async set(key, value, options) {
-      if (options?.ttl) await redis.set(keys.persistedQuery(key), value, 'EX', options.ttl);
-      else await redis.set(keys.persistedQuery(key), value);
+
+    async set(key, document) {
+      if (Buffer.byteLength(document) > limits.maxDocumentBytes) return;
+      await redis.storePersistedQuery(
+        keys.persistedQueryDocuments(),
+        keys.persistedQueryRegistrations(),
+        keys.persistedQueryBytes(),
+        key,
+        document,
+        ttlMs,
+        limits.maxDocuments,
+        limits.maxBytes,
+      );
     },
-    async delete(key) {
-      return (await redis.del(keys.persistedQuery(key))) > 0;
+
+    // Apollo never deletes a persisted query; an entry leaves by expiry or eviction.
+    async delete() {
+      return false;
     },
   };
 }

@@ -87,8 +87,14 @@ export function createKeys(prefix: string, partitions: number) {
     /** Which request a user's idempotency key was first used for (in the user's slot). */
     idempotencyClaim: (userId: number, key: string) =>
       `${prefix}idemu:${u(userPartition(userId, partitions))}:${userId}:${key}`,
-    /** An automatic persisted query's text, under Apollo's cache key for it ("apq:<sha256>"). */
-    persistedQuery: (apolloKey: string) => `${prefix}${apolloKey}`,
+    // The automatic persisted query store (src/graphql/persistedQueries.ts): one hash tag, so
+    // its script reaches all three on a Cluster.
+    /** Documents by Apollo's cache key for them ("apq:<sha256>"). */
+    persistedQueryDocuments: () => `${prefix}apq:{apq}:docs`,
+    /** The same keys scored by their last registration (epoch ms): expiry and eviction order. */
+    persistedQueryRegistrations: () => `${prefix}apq:{apq}:lru`,
+    /** Bytes of every stored document, for the store's byte bound. */
+    persistedQueryBytes: () => `${prefix}apq:{apq}:bytes`,
     /** Deployment facts that must not change under running data (e.g. the partition count). */
     meta: () => `${prefix}meta:${SCHEMA}`,
     /** Present while Redis is being rebuilt from PostgreSQL after losing its data. */

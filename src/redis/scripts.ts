@@ -51,6 +51,7 @@ export interface ScriptCommands {
   setUserCounters(...args: Arg[]): Promise<number>;
   raisePosition(key: string, position: string): Promise<number>;
   takeToken(bucket: string, capacity: number, windowMs: number): Promise<[number, number] | number>;
+  storePersistedQuery(...args: Arg[]): Promise<number>;
   renewLease(key: string, holder: string, ms: number): Promise<number>;
   releaseLease(key: string, holder: string): Promise<number>;
 }

@@ -122,7 +122,7 @@ describe('automatic persisted queries', () => {
 
     const registered = (await (await post(dev, { query, extensions })).json()) as any;
     expect(registered.data.feed.edges).toHaveLength(1);
-    expect(await dev.app.redis.ttl(dev.app.keys.persistedQuery(`apq:${sha256Hash}`))).toBeGreaterThan(0);
+    expect(await dev.app.redis.hget(dev.app.keys.persistedQueryDocuments(), `apq:${sha256Hash}`)).toBe(query);
 
     const byHash = (await (await post(prod, { extensions })).json()) as any; // another replica
     expect(byHash.data).toEqual(registered.data);
@@ -130,5 +130,82 @@ describe('automatic persisted queries', () => {
       headers: { 'apollo-require-preflight': 'true' },
     });
     expect(((await viaGet.json()) as any).data).toEqual(registered.data);
+  });
+});
+
+describe('the persisted query store is bounded', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startTestApp({
+      PERSISTED_QUERY_MAX_DOCUMENT_BYTES: '200',
+      PERSISTED_QUERY_MAX_DOCUMENTS: '10',
+      PERSISTED_QUERY_MAX_BYTES: '1024',
+    });
+  });
+  afterAll(() => t.stop());
+
+  const sha = (query: string) => createHash('sha256').update(query).digest('hex');
+  /** Registers `query` (hash and text), then asks for it by hash alone: true when it was stored. */
+  async function registerThenRecall(query: string): Promise<{ ran: boolean; stored: boolean }> {
+    const extensions = { persistedQuery: { version: 1, sha256Hash: sha(query) } };
+    const registered = (await (await post(t, { query, extensions })).json()) as any;
+    const recalled = (await (await post(t, { extensions })).json()) as any;
+    return { ran: registered.data !== undefined, stored: recalled.errors?.[0]?.extensions?.code !== 'PERSISTED_QUERY_NOT_FOUND' };
+  }
+  const storeState = async () => {
+    const [documents, registrations, bytes] = await Promise.all([
+      t.app.redis.hgetall(t.app.keys.persistedQueryDocuments()),
+      t.app.redis.zcard(t.app.keys.persistedQueryRegistrations()),
+      t.app.redis.get(t.app.keys.persistedQueryBytes()),
+    ]);
+    const stored = Object.values(documents).reduce((n, d) => n + Buffer.byteLength(d), 0);
+    return { count: Object.keys(documents).length, registrations, bytes: Number(bytes ?? 0), stored };
+  };
+
+  it('runs a document above PERSISTED_QUERY_MAX_DOCUMENT_BYTES but does not store it (a huge string literal is one token)', async () => {
+    const huge = `{ post(id: "${'9'.repeat(900)}") { id } }`;
+    expect(await registerThenRecall(huge)).toEqual({ ran: true, stored: false });
+    expect(await registerThenRecall('{ viewer { id } }')).toEqual({ ran: true, stored: true });
+  });
+
+  it('stores nothing that does not parse or validate', async () => {
+    expect(await registerThenRecall('{ viewer { nope } }')).toEqual({ ran: false, stored: false });
+    expect(await registerThenRecall('{ viewer { ')).toEqual({ ran: false, stored: false });
+  });
+
+  it('keeps at most PERSISTED_QUERY_MAX_DOCUMENTS and PERSISTED_QUERY_MAX_BYTES, the least recently registered out first', async () => {
+    const queries = Array.from({ length: 30 }, (_, i) => `query Q${i} { viewer { id ${'name '.repeat(i % 5)}} }`);
+    for (const query of queries) expect((await registerThenRecall(query)).ran).toBe(true);
+    const state = await storeState();
+    expect(state.count).toBeLessThanOrEqual(10);
+    expect(state.registrations).toBe(state.count);
+    expect(state.bytes).toBe(state.stored); // the byte count is exact
+    expect(state.bytes).toBeLessThanOrEqual(1024);
+    // The newest survive, the oldest are gone.
+    expect((await registerThenRecall(queries.at(-1)!)).stored).toBe(true);
+    const extensions = { persistedQuery: { version: 1, sha256Hash: sha(queries[0]!) } };
+    expect(((await (await post(t, { extensions })).json()) as any).errors[0].extensions.code).toBe('PERSISTED_QUERY_NOT_FOUND');
+
+    // Larger documents: the byte bound binds before the count does.
+    for (let i = 0; i < 8; i++) expect((await registerThenRecall(`query Big${i} { viewer { ${'id '.repeat(55)}} }`)).stored).toBe(true);
+    const big = await storeState();
+    expect(big.count).toBeLessThan(10);
+    expect([big.bytes, big.registrations]).toEqual([big.stored, big.count]);
+    expect(big.bytes).toBeLessThanOrEqual(1024);
+  });
+
+  it('forgets a document PERSISTED_QUERY_TTL_S after its last registration', async () => {
+    const query = '{ viewer { id likesPublic } }';
+    expect((await registerThenRecall(query)).stored).toBe(true);
+    // Seven days pass for this document.
+    const key = `apq:${sha(query)}`;
+    await t.app.redis.zadd(t.app.keys.persistedQueryRegistrations(), Date.now() - 8 * 24 * 3600_000, key);
+    const extensions = { persistedQuery: { version: 1, sha256Hash: sha(query) } };
+    expect(((await (await post(t, { extensions })).json()) as any).errors[0].extensions.code).toBe('PERSISTED_QUERY_NOT_FOUND');
+    // The next registration of any document takes it out of the store.
+    await registerThenRecall('{ viewer { name } }');
+    expect(await t.app.redis.hexists(t.app.keys.persistedQueryDocuments(), key)).toBe(0);
+    const state = await storeState();
+    expect(state.bytes).toBe(state.stored);
   });
 });
