@@ -30,10 +30,11 @@ export async function runRuntimeScenario(opts: { serverEnv: Record<string, strin
   const cases: { server: ServerHandle; binary: NodeBinary; page: number; body: string; expectBody: string; rounds: LoadResult[] }[] = [];
   const servers: ServerHandle[] = [];
   try {
-    for (const binary of opts.binaries) {
-      const server = await startServer('tally', { ...opts.serverEnv, ROLE: 'api' }, binary.path);
-      servers.push(server);
-      for (const page of RUNTIME_PAGES) {
+    for (const binary of opts.binaries) servers.push(await startServer('tally', { ...opts.serverEnv, ROLE: 'api' }, binary.path));
+    // Page by page, so the runtimes of one page are timed back to back in every round.
+    for (const page of RUNTIME_PAGES) {
+      for (const [i, server] of servers.entries()) {
+        const binary = opts.binaries[i]!;
         // Correct, and the same page on every runtime, before it is timed.
         const { data, text: expectBody } = await gql<{ feed: { edges: FeedEdge[] } }>(server.url, FEED, { first: page }, token);
         checkPage(`Tally on Node ${binary.version}`, page, data.feed.edges, world);
@@ -95,7 +96,8 @@ export function runtimeRatios(runs: readonly RuntimeRun[]): Ratio[] {
     others.map((r) => ({
       label: `Tally feed ${page}, Node ${r.node} / Node ${reference.node}`,
       value: r.load.rps / reference.load.rps,
-      detail: `req/s; p99 ${r.load.p99Ms} ms vs ${reference.load.p99Ms} ms`,
+      // Each round's ratio too: on a noisy machine their spread says how far to trust the total.
+      detail: `req/s; p99 ${r.load.p99Ms} ms vs ${reference.load.p99Ms} ms; rounds ${r.rounds.map((x, i) => times(x / reference.rounds[i]!)).join(', ')}`,
     })),
   );
 }
