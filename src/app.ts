@@ -100,6 +100,7 @@ export function createApp(config: Config, options: AppOptions = {}) {
     isDraining: () => draining,
     metrics,
     limits: config.limits,
+    connections: config.http,
     logger,
   });
   let url: string | null = null;

@@ -77,6 +77,19 @@ export interface Config {
     bodyBytes: number;
     executionTimeoutMs: number;
   };
+  /** Connection limits of the HTTP server: slow or idle clients are cut, and connections are capped. */
+  http: {
+    /** Time to receive a request's headers, from the moment its connection opened (or the last response). */
+    headersTimeoutMs: number;
+    /** Time to receive a whole request, body included. */
+    requestTimeoutMs: number;
+    /** How long a kept-alive connection may wait for its next request. */
+    keepAliveTimeoutMs: number;
+    /** A connection with no traffic either way for this long is closed (longer than any execution). */
+    idleTimeoutMs: number;
+    /** Connections open at once; more are refused until some close. */
+    maxConnections: number;
+  };
   /** On SIGTERM, how long /readyz reports "draining" (so load balancers stop routing) before the listener closes. */
   shutdownDelayMs: number;
   /** The automatic persisted query store: how long a document stays after its last registration, and its bounds. */
@@ -214,6 +227,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       bodyBytes: integer('MAX_BODY_BYTES', 1024 * 1024, 1024, 100 * 1024 * 1024),
       executionTimeoutMs: integer('EXECUTION_TIMEOUT_MS', 10_000, 1, 600_000),
     },
+    http: {
+      headersTimeoutMs: integer('HTTP_HEADERS_TIMEOUT_MS', 10_000, 100, 600_000),
+      requestTimeoutMs: integer('HTTP_REQUEST_TIMEOUT_MS', 30_000, 100, 3_600_000),
+      keepAliveTimeoutMs: integer('HTTP_KEEP_ALIVE_TIMEOUT_MS', 5000, 100, 3_600_000),
+      idleTimeoutMs: integer('HTTP_IDLE_TIMEOUT_MS', 60_000, 1000, 3_600_000),
+      maxConnections: integer('HTTP_MAX_CONNECTIONS', 10_000, 1, 1_000_000),
+    },
     shutdownDelayMs: integer('SHUTDOWN_DELAY_MS', 0, 0, 120_000),
     persistedQueries: {
       ttlS: integer('PERSISTED_QUERY_TTL_S', 7 * 24 * 3600, 60, 365 * 24 * 3600),
@@ -238,6 +258,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   };
   if (config.eventLog === 'kafka' && config.kafka.brokers.length === 0) {
     problems.push('KAFKA_BROKERS is required when EVENT_LOG=kafka (comma-separated host:port list)');
+  }
+  if (config.http.idleTimeoutMs <= config.limits.executionTimeoutMs) {
+    problems.push('HTTP_IDLE_TIMEOUT_MS must be longer than EXECUTION_TIMEOUT_MS (a connection is quiet while its request runs)');
+  }
+  if (config.http.headersTimeoutMs > config.http.requestTimeoutMs) {
+    problems.push('HTTP_HEADERS_TIMEOUT_MS must not exceed HTTP_REQUEST_TIMEOUT_MS');
   }
   if (config.persistedQueries.maxDocumentBytes > config.persistedQueries.maxBytes) {
     problems.push('PERSISTED_QUERY_MAX_DOCUMENT_BYTES must not exceed PERSISTED_QUERY_MAX_BYTES');

@@ -5,6 +5,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { HeaderMap } from '@apollo/server';
 import type { Logger } from 'pino';
+import type { Config } from '../config.js';
 import type { Apollo } from '../graphql/apollo.js';
 import type { GraphQLContext } from '../graphql/context.js';
 import { ErrorCode } from '../errors.js';
@@ -29,6 +30,7 @@ export interface HttpDeps {
   isDraining: () => boolean;
   metrics: Metrics;
   limits: HttpLimits;
+  connections: Config['http'];
   logger: Logger;
 }
 
@@ -37,6 +39,12 @@ class HttpError extends Error {
     super(message);
   }
 }
+
+/** The outcome of a request whose client went away (or was cut for being too slow) before the answer. */
+const ABORTED = 'aborted';
+
+/** The error a request stream fails with when its client closed the connection (or Node cut it). */
+const isClientAbort = (error: unknown) => (error as NodeJS.ErrnoException | undefined)?.code === 'ECONNRESET';
 
 function sendJson(res: ServerResponse, status: number, body: unknown) {
   res.writeHead(status, { 'content-type': 'application/json; charset=utf-8' });
@@ -116,6 +124,12 @@ async function serveGraphQL(apollo: Apollo, deps: HttpDeps, req: IncomingMessage
   const id = requestIdFrom(req.headers['x-request-id']);
   res.setHeader('x-request-id', id);
   const scope = createRequestScope(id);
+  // Recorded once the response is done; one that closed before it was whole was abandoned by
+  // its client (or cut by a timeout), which is not the service's error.
+  res.once('close', () => {
+    if (!res.writableFinished) scope.outcome = ABORTED;
+    record(deps, scope);
+  });
   try {
     const body = await parseBody(req, deps.limits.bodyBytes);
     const response = await withDeadline(
@@ -140,10 +154,9 @@ async function serveGraphQL(apollo: Apollo, deps: HttpDeps, req: IncomingMessage
     for await (const chunk of response.body.asyncIterator) res.write(chunk);
     res.end();
   } catch (error) {
+    if (isClientAbort(error)) return; // nobody to answer
     scope.outcome = error instanceof HttpError ? outcomeOfStatus(error.status) : ErrorCode.INTERNAL_SERVER_ERROR;
     throw error;
-  } finally {
-    record(deps, scope);
   }
 }
 
@@ -157,8 +170,25 @@ async function serveReadiness(deps: HttpDeps, res: ServerResponse) {
   }
 }
 
+/**
+ * Slow and idle clients are cut, so connections cannot be held open for free: headers and
+ * whole requests must arrive in time (Node answers 408 and closes), kept-alive connections
+ * wait a bounded time for their next request, a connection quiet in both directions is
+ * closed, and past `maxConnections` new ones are refused at once.
+ */
+function limitConnections(server: Server, limits: Config['http']): Server {
+  server.headersTimeout = limits.headersTimeoutMs;
+  server.requestTimeout = limits.requestTimeoutMs;
+  server.keepAliveTimeout = limits.keepAliveTimeoutMs;
+  server.maxConnections = limits.maxConnections;
+  server.setTimeout(limits.idleTimeoutMs, (socket) => socket.destroy());
+  return server;
+}
+
 export function createHttpServer(deps: HttpDeps): Server {
-  return createServer((req, res) => {
+  // Node enforces the header and request timeouts on this check interval (30 s by default).
+  const connectionsCheckingInterval = Math.min(1000, Math.ceil(deps.connections.headersTimeoutMs / 4));
+  return limitConnections(createServer({ connectionsCheckingInterval }, (req, res) => {
     // The path and query string as sent (a WHATWG URL parse per request costs more than routing).
     const target = req.url ?? '/';
     const at = target.indexOf('?');
@@ -192,9 +222,10 @@ export function createHttpServer(deps: HttpDeps): Server {
         res.setHeader('connection', 'close');
         return sendRequestError(res, error.status, error.message);
       }
+      if (isClientAbort(error)) return;
       deps.logger.error({ err: error }, 'unhandled error serving HTTP request');
       if (!res.headersSent) sendJson(res, 500, { errors: [{ message: 'internal server error', extensions: { code: ErrorCode.INTERNAL_SERVER_ERROR } }] });
       else res.end();
     });
-  });
+  }), deps.connections);
 }
