@@ -32,7 +32,7 @@ import { createDurableReads } from './recovery/durableReads.js';
 import { createRecoveryFlag } from './recovery/recoveryFlag.js';
 import { createRedisLossWatch } from './recovery/redisLossWatch.js';
 import { POST } from './relations/kinds.js';
-import { createRateLimiter } from './relations/rateLimiter.js';
+import { createRateLimiter } from './limits/rateLimiter.js';
 import { createRelationStore } from './relations/relationStore.js';
 import { createWorkers } from './workers.js';
 
@@ -63,9 +63,8 @@ export function createApp(config: Config, options: AppOptions = {}) {
     rateLimiter: createRateLimiter({
       redis,
       keys,
-      capacity: config.rateLimitChanges,
-      windowMs: config.rateLimitWindowMs,
-      onRejected: () => metrics.rateLimited.inc(),
+      budgets: config.rateLimits,
+      onRejected: (budget) => metrics.rateLimited.inc({ budget }),
     }),
     lists: createRelationLists(db),
     cursors: createCursorCodec(config.cursorSecret),
@@ -101,6 +100,7 @@ export function createApp(config: Config, options: AppOptions = {}) {
     metrics,
     limits: config.limits,
     connections: config.http,
+    trustProxyHops: config.trustProxyHops,
     logger,
   });
   let url: string | null = null;

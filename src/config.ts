@@ -1,5 +1,6 @@
 // Every setting Tally reads from the environment, validated once at start so a bad value
 // fails fast with a message naming the variable (README lists them all).
+import type { Budget, BudgetName } from './limits/rateLimiter.js';
 
 export type Role = 'all' | 'api' | 'worker';
 export type EventLogKind = 'redis' | 'kafka';
@@ -65,9 +66,10 @@ export interface Config {
   /** How often the user counters verifier runs, and how many random users it checks. */
   userVerifyIntervalMs: number;
   userVerifySample: number;
-  /** Relation changes a user may make: a burst of `rateLimitChanges`, refilled over the window. */
-  rateLimitChanges: number;
-  rateLimitWindowMs: number;
+  /** Per-client budgets (src/limits/rateLimiter.ts): a burst of `capacity`, refilled over `windowMs`. */
+  rateLimits: Record<BudgetName, Budget>;
+  /** Proxies in front of Tally whose X-Forwarded-For entries are trusted (0: the peer's address). */
+  trustProxyHops: number;
   /** Abuse limits on GraphQL documents and requests. */
   limits: {
     depth: number;
@@ -157,6 +159,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     }
     return entries;
   };
+  const budget = (capacityName: string, capacity: number, windowName: string, windowMs: number): Budget => ({
+    capacity: integer(capacityName, capacity, 1, 1_000_000),
+    windowMs: integer(windowName, windowMs, 100, 86_400_000),
+  });
   const flag = (name: string, fallback: boolean): boolean => {
     const raw = env[name];
     if (raw === undefined || raw === '') return fallback;
@@ -217,8 +223,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     reconcileSample: integer('RECONCILE_SAMPLE', 200, 0, 100_000),
     userVerifyIntervalMs: integer('USER_VERIFY_INTERVAL_MS', 300_000, 1000, 86_400_000),
     userVerifySample: integer('USER_VERIFY_SAMPLE', 200, 0, 100_000),
-    rateLimitChanges: integer('RATE_LIMIT_CHANGES', 30, 1, 1_000_000),
-    rateLimitWindowMs: integer('RATE_LIMIT_WINDOW_MS', 10_000, 100, 86_400_000),
+    rateLimits: {
+      changes: budget('RATE_LIMIT_CHANGES', 30, 'RATE_LIMIT_WINDOW_MS', 10_000),
+      writes: budget('RATE_LIMIT_WRITES', 10, 'RATE_LIMIT_WRITES_WINDOW_MS', 60_000),
+      listPages: budget('RATE_LIMIT_LIST_PAGES', 200, 'RATE_LIMIT_LIST_PAGES_WINDOW_MS', 10_000),
+    },
+    trustProxyHops: integer('TRUST_PROXY_HOPS', 0, 0, 10),
     limits: {
       depth: integer('MAX_QUERY_DEPTH', 10, 2, 100),
       aliases: integer('MAX_ALIASES', 100, 1, 10_000),

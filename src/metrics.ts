@@ -75,7 +75,8 @@ export function createMetrics(sources: MetricSources) {
     }),
     rateLimited: new Counter({
       name: 'tally_rate_limited_total',
-      help: 'Relation changes refused by the per-user rate limit',
+      help: 'Requests (or parts of one) refused by a per-client budget, by budget',
+      labelNames: ['budget'] as const,
       registers: [registry],
     }),
     rebuilds: new Counter({

@@ -7,6 +7,8 @@ import { randomUUID } from 'node:crypto';
 export interface RequestScope {
   id: string;
   startedAt: number;
+  /** The client's address as rate limits count it (src/limits/clientAddress.ts). */
+  client: string;
   /** The operation ("query feed") and how it ended ("ok" or an error code). */
   operation?: string;
   outcome?: string;
@@ -18,4 +20,4 @@ const CLIENT_ID = /^[\w.:-]{1,128}$/;
 export const requestIdFrom = (header: string | string[] | undefined) =>
   typeof header === 'string' && CLIENT_ID.test(header) ? header : randomUUID();
 
-export const createRequestScope = (id: string): RequestScope => ({ id, startedAt: Date.now() });
+export const createRequestScope = (id: string, client: string): RequestScope => ({ id, startedAt: Date.now(), client });

@@ -18,7 +18,8 @@ export function createContextFactory(services: Services) {
   return async (authorization: string | undefined, scope: RequestScope): Promise<GraphQLContext> => {
     const viewer = await services.auth.viewerFrom(authorization);
     if (viewer) await services.users.ensure(viewer.id, viewer.name);
-    return { viewer, scope, loaders: createLoaders(services, viewer), services };
+    const client = viewer ? { userId: viewer.id } : { address: scope.client };
+    return { viewer, scope, loaders: createLoaders(services, viewer, client), services };
   };
 }
 

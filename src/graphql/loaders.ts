@@ -5,6 +5,7 @@ import DataLoader from 'dataloader';
 import type { Viewer } from '../auth/jwt.js';
 import type { PostCounts } from '../counters/postCounters.js';
 import type { UserCounts } from '../counters/userCounters.js';
+import type { Client } from '../limits/rateLimiter.js';
 import type { ViewerState } from '../relations/relationStore.js';
 import type { Services } from './services.js';
 import type { PostModel, UserModel } from './models.js';
@@ -15,12 +16,22 @@ export function inKeyOrder<T extends { id: number }>(ids: readonly number[], row
   return ids.map((id) => byId.get(id) ?? null);
 }
 
-export function createLoaders(services: Services, viewer: Viewer | null) {
+export function createLoaders(services: Services, viewer: Viewer | null, client: Client) {
   // Asked at most once per request, in the same tick as the page's Redis reads.
   let recovering: Promise<boolean> | null = null;
   const isRecovering = () => (recovering ??= services.recoveryFlag.isOn());
 
+  let listPages = 0;
   return {
+    /**
+     * Resolves when one more list page may be read: the pages a request asks for in one tick
+     * (a page of posts, each with its likers) take their tokens in one call.
+     */
+    listPageToken: new DataLoader<number, null>((pages) => services.rateLimiter.takeEach('listPages', client, pages.length), {
+      cache: false,
+    }),
+    /** A key for `listPageToken` (each list page takes its own token). */
+    nextListPage: () => ++listPages,
     user: new DataLoader<number, UserModel | null>(async (ids) => inKeyOrder(ids, await services.users.byIds(ids))),
     /** Live posts only: a deleted post loads as null. */
     post: new DataLoader<number, PostModel | null>(async (ids) =>

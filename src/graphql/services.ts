@@ -9,7 +9,7 @@ import type { RelationLists } from '../db/relationLists.js';
 import type { UserStore } from '../db/users.js';
 import type { DurableReads } from '../recovery/durableReads.js';
 import type { RecoveryFlag } from '../recovery/recoveryFlag.js';
-import type { RateLimiter } from '../relations/rateLimiter.js';
+import type { RateLimiter } from '../limits/rateLimiter.js';
 import type { RelationStore } from '../relations/relationStore.js';
 import type { CursorCodec } from './cursor.js';
 

@@ -10,6 +10,7 @@ import type { Apollo } from '../graphql/apollo.js';
 import type { GraphQLContext } from '../graphql/context.js';
 import { ErrorCode } from '../errors.js';
 import { GRAPHIQL_ASSET_PREFIX, prefersHtml, sendGraphiQLPage, serveGraphiQLAsset } from './graphiql.js';
+import { clientAddress } from '../limits/clientAddress.js';
 import type { Metrics } from '../metrics.js';
 import { createRequestScope, requestIdFrom, type RequestScope } from '../requestScope.js';
 
@@ -31,6 +32,8 @@ export interface HttpDeps {
   metrics: Metrics;
   limits: HttpLimits;
   connections: Config['http'];
+  /** Proxies in front whose X-Forwarded-For entries name the client (src/limits/clientAddress.ts). */
+  trustProxyHops: number;
   logger: Logger;
 }
 
@@ -123,7 +126,7 @@ function record(deps: HttpDeps, scope: RequestScope) {
 async function serveGraphQL(apollo: Apollo, deps: HttpDeps, req: IncomingMessage, res: ServerResponse, search: string) {
   const id = requestIdFrom(req.headers['x-request-id']);
   res.setHeader('x-request-id', id);
-  const scope = createRequestScope(id);
+  const scope = createRequestScope(id, clientAddress(req, deps.trustProxyHops));
   // Recorded once the response is done; one that closed before it was whole was abandoned by
   // its client (or cut by a timeout), which is not the service's error.
   res.once('close', () => {

@@ -80,8 +80,10 @@ export function createKeys(prefix: string, partitions: number) {
     userCounters: (userId: number) => `${prefix}ucnt:${u(userPartition(userId, partitions))}:${SCHEMA}:${userId}`,
     /** Version of the cached user counters (rows older than it are not written). */
     userCountersVersion: (userId: number) => `${prefix}ucntv:${u(userPartition(userId, partitions))}:${userId}`,
-    /** The user's rate-limit token bucket for relation changes. */
-    rateLimit: (userId: number) => `${prefix}rl:${u(userPartition(userId, partitions))}:${userId}`,
+    /** The user's token bucket for one budget (src/limits/rateLimiter.ts). */
+    rateLimit: (budget: string, userId: number) => `${prefix}rl:${u(userPartition(userId, partitions))}:${budget}:${userId}`,
+    /** An anonymous client's token bucket for one budget, by its address. */
+    addressRateLimit: (budget: string, address: string) => `${prefix}rlip:${budget}:${address}`,
     /** Epoch ms: every change acknowledged before it is in the user counters. */
     usersAsOf: () => `${prefix}uasof`,
     /** Which request a user's idempotency key was first used for (in the user's slot). */

@@ -50,7 +50,7 @@ export interface ScriptCommands {
   persistedAsOf(persistedKey: string, outboxKey: string): Promise<number>;
   setUserCounters(...args: Arg[]): Promise<number>;
   raisePosition(key: string, position: string): Promise<number>;
-  takeToken(bucket: string, capacity: number, windowMs: number): Promise<[number, number] | number>;
+  takeTokens(bucket: string, capacity: number, windowMs: number, wanted: number): Promise<[number, number] | number>;
   storePersistedQuery(...args: Arg[]): Promise<number>;
   renewLease(key: string, holder: string, ms: number): Promise<number>;
   releaseLease(key: string, holder: string): Promise<number>;

@@ -44,8 +44,10 @@ export async function startTestApp(env: Record<string, string> = {}, options: Te
     REDIS_KEY_PREFIX: prefix,
     JWT_SECRET: TEST_JWT_SECRET,
     LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent',
-    // Tests make many changes as one user; the rate-limit test sets its own limit.
+    // Tests make many changes as one user; the rate-limit tests set their own budgets.
     RATE_LIMIT_CHANGES: '100000',
+    RATE_LIMIT_WRITES: '100000',
+    RATE_LIMIT_LIST_PAGES: '100000',
     ...env,
   });
   const app = createApp(config, options);

@@ -21,6 +21,7 @@ export interface ListRequest<T> {
 export async function listPage<T>(ctx: GraphQLContext, request: ListRequest<T>): Promise<Page<T>> {
   const limit = parsePageSize(request.first);
   const from = decodePosition(ctx.services.cursors, request.list, request.after);
+  await ctx.loaders.listPageToken.load(ctx.loaders.nextListPage()); // each page is a SQL scan
   const scanned = await request.scan(limit + 1, from);
   const loaded = await request.load(scanned.slice(0, limit).map((row) => row.id));
   const nodes = loaded.map((node) => {

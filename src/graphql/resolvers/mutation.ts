@@ -8,6 +8,7 @@ export const Mutation: MutationResolvers = {
     const viewer = requireViewer(ctx);
     const title = checkText(input.title, 'title', 1, TITLE_MAX_CHARS);
     const body = checkText(input.body, 'body', 0, BODY_MAX_CHARS);
+    await ctx.services.rateLimiter.take('writes', { userId: viewer.id });
     const { post, counters } = await ctx.services.posts.create(viewer.id, title, body);
     ctx.services.feedCache.forgetAll();
     await Promise.all([ctx.services.postCounters.initialize(post.id), ctx.services.userCounters.cache(counters)]);
@@ -17,6 +18,7 @@ export const Mutation: MutationResolvers = {
   deletePost: async (_, { id }, ctx) => {
     const viewer = requireViewer(ctx);
     const postId = parseId(id);
+    await ctx.services.rateLimiter.take('writes', { userId: viewer.id });
     const post = await ctx.loaders.post.load(postId);
     if (!post) throw notFound(`post ${postId} not found`);
     if (post.authorId !== viewer.id) throw forbidden('only the author can delete a post');
@@ -35,7 +37,7 @@ export const Mutation: MutationResolvers = {
     const kind = input.kind ?? 'LIKE';
     const post = await ctx.services.postCache.get(postId);
     if (!post) throw notFound(`post ${postId} not found`);
-    await ctx.services.rateLimiter.take(viewer.id);
+    await ctx.services.rateLimiter.take('changes', { userId: viewer.id });
     const { changed } = await ctx.services.relations.set({
       userId: viewer.id,
       postId,
@@ -55,7 +57,7 @@ export const Mutation: MutationResolvers = {
     if (userId === viewer.id) throw badInput('you cannot follow yourself', { argumentName: 'userId' });
     const user = await ctx.loaders.user.load(userId);
     if (!user) throw notFound(`user ${userId} not found`);
-    await ctx.services.rateLimiter.take(viewer.id);
+    await ctx.services.rateLimiter.take('changes', { userId: viewer.id });
     const { changed } = await ctx.services.relations.setFollow({
       userId: viewer.id,
       followeeId: userId,
@@ -68,6 +70,7 @@ export const Mutation: MutationResolvers = {
 
   updateProfile: async (_, { input }, ctx) => {
     const viewer = requireViewer(ctx);
+    await ctx.services.rateLimiter.take('writes', { userId: viewer.id });
     const user = await ctx.services.users.updateProfile(viewer.id, {
       ...(input.likesPublic != null && { likesPublic: input.likesPublic }),
     });

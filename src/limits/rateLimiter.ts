@@ -1,0 +1,74 @@
+// Per-client budgets (token buckets in Redis, lua/takeTokens-1.lua): every mutation draws
+// from one, and so does every list page a query reads, since each is a SQL scan. A user is
+// charged by id; an anonymous client by its address (src/limits/clientAddress.ts).
+import { rateLimited } from '../errors.js';
+import type { Keys } from '../redis/keys.js';
+import type { ScriptedRedis } from '../redis/scripts.js';
+
+export interface Budget {
+  /** Tokens in a full bucket: the burst allowed. */
+  capacity: number;
+  /** The bucket refills `capacity` tokens over this many ms. */
+  windowMs: number;
+}
+
+export const BUDGETS = {
+  /** Likes, favourites and follows. */
+  changes: 'changes',
+  /** Creating and deleting posts, changing the profile. */
+  writes: 'writes',
+  /** Pages of the relation lists (likers, likedPosts, followers, following). */
+  listPages: 'listPages',
+} as const;
+export type BudgetName = keyof typeof BUDGETS;
+
+/** Who is charged: a user, or an anonymous client by address. */
+export type Client = { userId: number } | { address: string };
+
+const DESCRIBED: Record<BudgetName, string> = { changes: 'changes', writes: 'writes', listPages: 'list pages' };
+
+export function createRateLimiter(deps: {
+  redis: ScriptedRedis;
+  keys: Keys;
+  budgets: Record<BudgetName, Budget>;
+  onRejected?: (budget: BudgetName) => void;
+}) {
+  const refusal = (name: BudgetName, retryAfterMs: number) => {
+    const { capacity, windowMs } = deps.budgets[name];
+    deps.onRejected?.(name);
+    return rateLimited(
+      `too many ${DESCRIBED[name]}: at most ${capacity} per ${windowMs / 1000} s; try again in ${retryAfterMs} ms`,
+      retryAfterMs,
+    );
+  };
+
+  /** Takes up to `wanted` tokens: how many were granted, and when the next one is back. */
+  async function takeUpTo(name: BudgetName, client: Client, wanted: number): Promise<{ granted: number; retryAfterMs: number }> {
+    const { capacity, windowMs } = deps.budgets[name];
+    const bucket = 'userId' in client ? deps.keys.rateLimit(name, client.userId) : deps.keys.addressRateLimit(name, client.address);
+    const reply = await deps.redis.takeTokens(bucket, capacity, windowMs, wanted);
+    if (!Array.isArray(reply)) throw new Error(`takeTokens refused its arguments (code ${reply})`);
+    const [granted, value] = reply;
+    return { granted, retryAfterMs: granted === wanted ? 0 : value };
+  }
+
+  return {
+    /** Takes one token, or throws RATE_LIMITED with the delay until the next one. */
+    async take(name: BudgetName, client: Client): Promise<void> {
+      const { granted, retryAfterMs } = await takeUpTo(name, client, 1);
+      if (granted === 0) throw refusal(name, retryAfterMs);
+    },
+
+    /**
+     * Takes `wanted` tokens at once, as far as they go: the result has one entry per token,
+     * null where granted and a RATE_LIMITED error where refused.
+     */
+    async takeEach(name: BudgetName, client: Client, wanted: number): Promise<(Error | null)[]> {
+      const { granted, retryAfterMs } = await takeUpTo(name, client, wanted);
+      const refused = granted < wanted ? refusal(name, retryAfterMs) : null;
+      return Array.from({ length: wanted }, (_, i) => (i < granted ? null : refused));
+    },
+  };
+}
+
+export type RateLimiter = ReturnType<typeof createRateLimiter>;
