@@ -38,7 +38,8 @@ export function createAuth(secret: string) {
     /** The viewer for an `Authorization` header value; null when there is none. */
     async viewerFrom(header: string | undefined): Promise<Viewer | null> {
       if (header === undefined || header === '') return null;
-      const match = /^Bearer ([A-Za-z0-9._~+/-]+=*)$/.exec(header);
+      // The scheme is case-insensitive (RFC 9110, 11.1).
+      const match = /^Bearer +([A-Za-z0-9._~+/-]+=*)$/i.exec(header);
       if (!match) throw unauthenticated('Authorization header must be "Bearer <token>"');
       const token = match[1]!;
       const known = verified.get(token);

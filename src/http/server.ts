@@ -59,6 +59,9 @@ function sendRequestError(res: ServerResponse, status: number, message: string) 
   sendJson(res, status, { errors: [{ message, extensions: { code: ErrorCode.BAD_USER_INPUT } }] });
 }
 
+// Refuses malformed UTF-8 instead of storing U+FFFD in its place.
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
 // Events rather than `for await`: an async iterator per request costs a feed request more
 // than reading its few hundred bytes.
 function readBody(req: IncomingMessage, limit: number): Promise<string> {
@@ -75,7 +78,13 @@ function readBody(req: IncomingMessage, limit: number): Promise<string> {
         reject(tooLarge());
       } else chunks.push(chunk);
     });
-    req.once('end', () => resolve(chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks).toString('utf8')));
+    req.once('end', () => {
+      try {
+        resolve(utf8.decode(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks)));
+      } catch {
+        reject(new HttpError(400, 'request body is not valid UTF-8'));
+      }
+    });
     req.once('error', reject);
   });
 }
@@ -169,7 +178,9 @@ async function serveReadiness(deps: HttpDeps, res: ServerResponse) {
     await deps.readiness();
     sendJson(res, 200, { status: 'ready' });
   } catch (error) {
-    sendJson(res, 503, { status: 'not ready', reason: (error as Error).message });
+    // The reason names hosts and drivers: it goes to the log, not to whoever asks.
+    deps.logger.warn({ err: error }, 'not ready');
+    sendJson(res, 503, { status: 'not ready' });
   }
 }
 

@@ -1,6 +1,7 @@
 // Relation facts in Redis: set a user's like/fav on a post to an absolute state (one Lua
 // step that also appends the counter event), and read the viewer's own state.
-import { badInput, conflict } from '../errors.js';
+import { conflict } from '../errors.js';
+import { checkText } from '../text.js';
 import type { EntityRef, Keys } from '../redis/keys.js';
 import { isCluster } from '../redis/client.js';
 import { commandGroups } from '../redis/partition.js';
@@ -44,14 +45,6 @@ export interface ViewerState {
   faved: boolean;
 }
 
-function checkIdempotencyKey(key: string): void {
-  if (key.length === 0 || key.length > IDEMPOTENCY_KEY_MAX) {
-    throw badInput(`idempotencyKey must be 1 to ${IDEMPOTENCY_KEY_MAX} characters, got ${key.length}`, {
-      argumentName: 'idempotencyKey',
-    });
-  }
-}
-
 export function createRelationStore(redis: ScriptedRedis, keys: Keys) {
   const conflictError = () =>
     conflict('idempotencyKey was already used for a different request; use a new key for a new action');
@@ -59,7 +52,7 @@ export function createRelationStore(redis: ScriptedRedis, keys: Keys) {
   async function setFact(input: SetFactInput): Promise<SetRelationResult> {
     const { userId, entity, metric, authorId, active } = input;
     const key = input.idempotencyKey ?? null;
-    if (key !== null) checkIdempotencyKey(key);
+    if (key !== null) checkText(key, 'idempotencyKey', 1, IDEMPOTENCY_KEY_MAX);
     const fingerprint = key === null ? '' : `${entity.type}:${entity.id}:${metric.name}:${active ? 1 : 0}`;
 
     if (key !== null) {

@@ -187,6 +187,51 @@ describe.each(['jit', 'graphql-js'])('in production with the %s executor', (exec
     });
   });
 
+  describe('text a client sends', () => {
+    const create = 'mutation($t: String!) { createPost(input: { title: $t, body: "b" }) { id } }';
+
+    it('refuses a body that is not valid UTF-8 (400), and stores nothing', async () => {
+      const before = await postCount();
+      const json = Buffer.from(JSON.stringify({ query: create, variables: { t: 'AB' } }));
+      json[json.indexOf('AB')] = 0xff; // a byte no UTF-8 text has
+      const res = await fetch(`${t.url}/graphql`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${alice}` },
+        body: json,
+      });
+      expect(res.status).toBe(400);
+      expect(((await res.json()) as Answer['body']).errors![0]!.extensions!.code).toBe('BAD_USER_INPUT');
+      expect(await postCount()).toBe(before);
+    });
+
+    it.each([
+      ['a lone surrogate', 'ok \ud800'],
+      ['only zero-width spaces', '\u200b\u200b'],
+    ])('refuses a title of %s, and stores nothing', async (_, title) => {
+      const before = await postCount();
+      const a = await send({ query: create, variables: { t: title } }, { token: alice });
+      expect([a.status, codes(a), a.body.data]).toEqual([200, ['BAD_USER_INPUT'], { createPost: null }]);
+      expect(await postCount()).toBe(before);
+    });
+
+    it('counts an idempotencyKey in characters, as titles are counted', async () => {
+      const token = await t.token(7);
+      const set = (key: string) =>
+        send({ query: 'mutation($p: ID!, $k: String) { setLikeRelation(input: { postId: $p, active: true, idempotencyKey: $k }) { changed } }', variables: { p: postIds[2], k: key } }, { token });
+      expect(codes(await set('😀'.repeat(255)))).toEqual([]);
+      const tooLong = await set('😀'.repeat(256));
+      expect(codes(tooLong)).toEqual(['BAD_USER_INPUT']);
+      expect(tooLong.body.errors![0]!.message).toMatch(/got 256/);
+    });
+
+    it('takes the Bearer scheme in any case', async () => {
+      for (const scheme of ['bearer', 'BEARER']) {
+        const a = await send({ query: '{ viewer { id } }' }, { headers: { authorization: `${scheme} ${bob}` } });
+        expect(a.body.data).toEqual({ viewer: { id: '2' } });
+      }
+    });
+  });
+
   describe('automatic persisted queries', () => {
     const sha = (q: string) => createHash('sha256').update(q).digest('hex');
 

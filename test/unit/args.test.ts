@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { checkText, parseId, parseIds, parsePageSize } from '../../src/graphql/args.js';
+import { parseId, parseIds, parsePageSize } from '../../src/graphql/args.js';
 import { codeOf } from '../support/errors.js';
 
 
@@ -35,17 +35,4 @@ describe('parsePageSize', () => {
   });
 
   it.each([0, -5, 101])('rejects %d', (n) => expect(codeOf(() => parsePageSize(n))).toBe('BAD_USER_INPUT'));
-});
-
-describe('checkText', () => {
-  it('counts characters, not UTF-16 units', () => {
-    expect(checkText('😀'.repeat(200), 'title', 1, 200)).toHaveLength(400);
-    expect(codeOf(() => checkText('😀'.repeat(201), 'title', 1, 200))).toBe('BAD_USER_INPUT');
-  });
-
-  it('rejects blank required text and NUL characters', () => {
-    expect(codeOf(() => checkText('   ', 'title', 1, 200))).toBe('BAD_USER_INPUT');
-    expect(codeOf(() => checkText('a\u0000b', 'body', 0, 200))).toBe('BAD_USER_INPUT');
-    expect(checkText('', 'body', 0, 200)).toBe('');
-  });
 });
