@@ -111,11 +111,21 @@ describe('graphql-jit and graphql-js', () => {
     await expectSameAnswer('mutation { setFollowRelation(input: { userId: "3", active: true }) { changed } }', {}, viewer);
   });
 
-  it('answer introspection alike (GraphiQL reads the schema this way)', async () => {
-    const res = await expectSameAnswer(`{
+  it('answer introspection alike outside production (GraphiQL reads the schema this way), and refuse it alike in production', async () => {
+    const query = `{
       __schema { queryType { name } mutationType { name } types { name kind fields { name args { name defaultValue } type { name kind ofType { name } } } } }
       __type(name: "Post") { name fields { name description } }
-    }`);
-    expect(res.data.__type.fields.map((f: any) => f.name)).toContain('counts');
+    }`;
+    expect(new Set((await expectSameAnswer(query)).errors?.map((e) => e.extensions.code))).toEqual(new Set(['BAD_USER_INPUT']));
+    const devJit = await startTestApp({ NODE_ENV: 'development', GRAPHQL_EXECUTOR: 'jit' }, { sharing: jit });
+    const devJs = await startTestApp({ NODE_ENV: 'development', GRAPHQL_EXECUTOR: 'graphql-js' }, { sharing: jit });
+    try {
+      const [a, b] = await Promise.all([devJit.gql(query), devJs.gql(query)]);
+      expect(answer(a)).toEqual(answer(b));
+      expect(a.data.__type.fields.map((f: any) => f.name)).toContain('counts');
+    } finally {
+      await devJs.stop();
+      await devJit.stop();
+    }
   });
 });

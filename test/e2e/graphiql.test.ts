@@ -34,7 +34,7 @@ const getHtml = (url: string) => fetch(url, { headers: { accept: BROWSER_HTML } 
 describe('GraphiQL in a browser', () => {
   let t: TestApp;
   beforeAll(async () => {
-    t = await startTestApp();
+    t = await startTestApp({ NODE_ENV: 'development' });
   });
   afterAll(() => t?.stop());
 
@@ -110,7 +110,7 @@ describe('GraphiQL in a browser', () => {
 describe('GraphiQL over plain HTTP', () => {
   let t: TestApp;
   beforeAll(async () => {
-    t = await startTestApp();
+    t = await startTestApp({ NODE_ENV: 'development' });
   });
   afterAll(() => t?.stop());
 

@@ -7,7 +7,7 @@ let prod: TestApp;
 let postIds: string[];
 
 beforeAll(async () => {
-  dev = await startTestApp({ MAX_QUERY_COST: '400' });
+  dev = await startTestApp({ NODE_ENV: 'development', MAX_QUERY_COST: '400' });
   prod = await startTestApp({ NODE_ENV: 'production' }, { sharing: dev });
   postIds = await dev.createPosts(3);
 });
@@ -96,7 +96,7 @@ describe('production hides the schema', () => {
 
 describe('execution timeout', () => {
   it('abandons a request that runs longer than EXECUTION_TIMEOUT_MS, and the service stays up', async () => {
-    const slow = await startTestApp({ EXECUTION_TIMEOUT_MS: '1' }, { sharing: dev });
+    const slow = await startTestApp({ NODE_ENV: 'development', EXECUTION_TIMEOUT_MS: '1' }, { sharing: dev });
     try {
       const res = await post(slow, { query: '{ feed(first: 100) { edges { node { id author { name } counts { likes } } } } }' });
       expect(res.status).toBe(503);

@@ -36,7 +36,9 @@ export async function startTestApp(env: Record<string, string> = {}, options: Te
   const db = shared ? shared.db : await createTestDatabase();
   const prefix = shared ? shared.app.config.redisKeyPrefix : uniquePrefix();
   const config = loadConfig({
-    NODE_ENV: 'test',
+    // Production is what the tests run (errors masked, no introspection, no GraphiQL); a
+    // test of what only development does says NODE_ENV: 'development'.
+    NODE_ENV: 'production',
     HOST: '127.0.0.1',
     PORT: '0',
     DATABASE_URL: db.url,
