@@ -1,5 +1,5 @@
 // Every setting Tally reads from the environment, validated once at start so a bad value
-// fails fast with a message naming the variable (README lists them all).
+// fails fast with a message naming the variable (docs/operations.md lists them all).
 import type { Budget, BudgetName } from './limits/rateLimiter.js';
 
 export type Role = 'all' | 'api' | 'worker';

@@ -18,7 +18,7 @@ type ScriptedServer = Redis & ScriptCommands;
 
 /** Tally's default; it only sets the width of the `{pN}` tags in key names. */
 const PARTITIONS = 16;
-/** The pre-adaptive layout's chunk (ARCHITECTURE.md, schema v1). */
+/** The pre-adaptive layout's chunk (schema v1, docs/design.md "Relation storage"). */
 const CHUNK_IDS = 32_768;
 const LIKE = METRICS.LIKE;
 /** Entities written, measured and deleted together (bounds the memory the sparse plain bitmaps take). */

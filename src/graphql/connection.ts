@@ -5,8 +5,8 @@ export interface Page<T> {
   pageInfo: { hasNextPage: boolean; endCursor: string | null };
 }
 
-// Cursors are HMACs: an edge and a page's end compute theirs only if the query asks for it
-// (a feed page without `cursor` fields signs one cursor, not one per post).
+// A cursor costs an encryption and a MAC: an edge and a page's end compute theirs only if the query asks for it
+// (a feed page without `cursor` fields encodes one cursor, not one per post).
 class Edge<R, T> {
   constructor(
     readonly node: T,

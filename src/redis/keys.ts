@@ -1,4 +1,4 @@
-// The one module that builds Redis key names (schema v1, see ARCHITECTURE.md). Nothing else
+// The one module that builds Redis key names (schema v1, docs/design.md). Nothing else
 // concatenates keys; Lua scripts that reach per-entity keys get the prefixes from here.
 import { entityPartition, userPartition } from './partition.js';
 
