@@ -57,23 +57,19 @@ export function createRelationLists(db: Db) {
         LIMIT ${limit}`);
     },
 
-    /** Users the user follows. */
-    async usersFollowedBy(userId: number, kind: string, limit: number, from: ListPosition | null): Promise<ListRow[]> {
+    /**
+     * Entities the user has an active `kind` fact on that still exist: users followed, or
+     * posts liked or favourited (deleted ones are left out).
+     */
+    async entitiesOf(userId: number, entityType: 'post' | 'user', kind: string, limit: number, from: ListPosition | null): Promise<ListRow[]> {
+      const existing =
+        entityType === 'post'
+          ? Prisma.sql`JOIN posts e ON e.id = f.entity_id AND e.deleted_at IS NULL`
+          : Prisma.sql`JOIN users e ON e.id = f.entity_id`;
       return toRows(await db.$queryRaw<RawRow[]>`
         SELECT f.entity_id AS id, f.updated_at AS at
-        FROM relation_facts f JOIN users u ON u.id = f.entity_id
+        FROM relation_facts f ${existing}
         WHERE f.user_id = ${userId}::bigint AND f.kind = ${kind} AND f.active ${after(from, Prisma.sql`f.entity_id`)}
-        ORDER BY f.updated_at DESC, f.entity_id DESC
-        LIMIT ${limit}`);
-    },
-
-    /** Live posts the user has an active `kind` fact on (liked or favourited); deleted ones are left out. */
-    async postsOf(userId: number, kind: string, limit: number, from: ListPosition | null): Promise<ListRow[]> {
-      return toRows(await db.$queryRaw<RawRow[]>`
-        SELECT f.entity_id AS id, f.updated_at AS at
-        FROM relation_facts f JOIN posts p ON p.id = f.entity_id
-        WHERE f.user_id = ${userId}::bigint AND f.kind = ${kind} AND f.active AND p.deleted_at IS NULL
-          ${after(from, Prisma.sql`f.entity_id`)}
         ORDER BY f.updated_at DESC, f.entity_id DESC
         LIMIT ${limit}`);
     },

@@ -1,6 +1,6 @@
 import { forbidden } from '../../errors.js';
 import { FOLLOW, USER } from '../../relations/follows.js';
-import { METRICS } from '../../relations/kinds.js';
+import { METRICS, POST } from '../../relations/kinds.js';
 import type { UserResolvers } from '../generated.js';
 import { listPage } from './lists.js';
 
@@ -20,7 +20,7 @@ export const User: UserResolvers = {
       list: `liked:${metric}:${user.id}`,
       first,
       after,
-      scan: (limit, from) => ctx.services.lists.postsOf(user.id, metric, limit, from),
+      scan: (limit, from) => ctx.services.lists.entitiesOf(user.id, POST, metric, limit, from),
       load: (ids) => ctx.loaders.post.loadMany(ids), // one deleted since the scan loads as null: left out
     });
   },
@@ -39,7 +39,7 @@ export const User: UserResolvers = {
       list: `following:${user.id}`,
       first,
       after,
-      scan: (limit, from) => ctx.services.lists.usersFollowedBy(user.id, FOLLOW, limit, from),
+      scan: (limit, from) => ctx.services.lists.entitiesOf(user.id, USER, FOLLOW, limit, from),
       load: (ids) => ctx.loaders.user.loadMany(ids),
     }),
 };
