@@ -1,0 +1,265 @@
+// What Tally says (counts and every user's myState over GraphQL, relation_facts in
+// PostgreSQL) compared with the ground truth, and the wait for convergence.
+import { gql } from './client.js';
+import type { Deployment } from './deployment.js';
+import { factKey, GroundTruth, KINDS, type FactKey, type Loss } from './truth.js';
+import type { Actors } from './workload.js';
+
+const PAGE = 'query($ids: [ID!]!) { posts(ids: $ids) { id counts { likes favs asOf } myState { liked faved } } }';
+
+interface PostView {
+  id: string;
+  counts: { likes: number; favs: number; asOf: string | null };
+  myState: { liked: boolean; faved: boolean } | null;
+}
+
+export interface Observation {
+  counts: Map<number, { likes: number; favs: number; asOf: number | null }>;
+  states: Map<FactKey, boolean>;
+  pg: Map<FactKey, boolean>;
+  /** Facts of posts PostgreSQL holds that the workload never touched (users or posts it does not know). */
+  pgStrangers: number;
+}
+
+/** One full look: every user's page (their myState, and the counts), and PostgreSQL. */
+export async function observe(dep: Deployment, actors: Actors): Promise<{ ok: true; obs: Observation } | { ok: false; error: string }> {
+  const pages = await Promise.all(
+    actors.users.map((user) => gql<PostView[]>(actors.apiUrl, PAGE, { ids: actors.postIds.map(String) }, { token: actors.tokens.get(user)!, field: 'posts', timeoutMs: 10_000 })),
+  );
+  const failed = pages.find((p) => !p.ok);
+  if (failed && !failed.ok) return { ok: false, error: `read failed: ${failed.code} ${failed.message}` };
+  const states = new Map<FactKey, boolean>();
+  let counts: Observation['counts'] | null = null;
+  for (const [u, page] of pages.entries()) {
+    if (!page.ok) continue;
+    const user = actors.users[u]!;
+    for (const view of page.data) {
+      if (!view || !view.myState) return { ok: false, error: `post or myState missing in ${JSON.stringify(view)}` };
+      states.set(factKey(user, Number(view.id), 'LIKE'), view.myState.liked);
+      states.set(factKey(user, Number(view.id), 'FAV'), view.myState.faved);
+    }
+    // Counts are the same for every reader; the first page's are the ones judged.
+    counts ??= new Map(
+      page.data.map((v) => [Number(v.id), { likes: v.counts.likes, favs: v.counts.favs, asOf: v.counts.asOf === null ? null : Date.parse(v.counts.asOf) }]),
+    );
+  }
+  let rows;
+  try {
+    ({ rows } = await dep.pg.query<{ user_id: string; entity_id: string; kind: string; active: boolean }>(
+      `SELECT user_id, entity_id, kind, active FROM relation_facts WHERE entity_type = 'post'`,
+    ));
+  } catch (error) {
+    return { ok: false, error: `PostgreSQL read failed: ${(error as Error).message}` };
+  }
+  const users = new Set(actors.users);
+  const posts = new Set(actors.postIds);
+  const pgFacts = new Map<FactKey, boolean>();
+  let pgStrangers = 0;
+  for (const r of rows) {
+    const [user, post] = [Number(r.user_id), Number(r.entity_id)];
+    if (!users.has(user) || !posts.has(post) || (r.kind !== 'like' && r.kind !== 'fav')) {
+      pgStrangers++;
+      continue;
+    }
+    pgFacts.set(factKey(user, post, r.kind === 'like' ? 'LIKE' : 'FAV'), r.active);
+  }
+  return { ok: true, obs: { counts: counts!, states, pg: pgFacts, pgStrangers } };
+}
+
+/** Reads relation_facts as it is now (the durable state a Redis loss falls back to). */
+export async function readPgFacts(dep: Deployment): Promise<Map<FactKey, boolean>> {
+  const { rows } = await dep.pg.query<{ user_id: string; entity_id: string; kind: string; active: boolean }>(
+    `SELECT user_id, entity_id, kind, active FROM relation_facts WHERE entity_type = 'post'`,
+  );
+  return new Map(rows.map((r) => [factKey(Number(r.user_id), Number(r.entity_id), r.kind === 'like' ? 'LIKE' : 'FAV'), r.active]));
+}
+
+export interface Verdict {
+  /** Facts whose myState is not what the truth says (an acknowledged change Tally does not show). */
+  lost: number;
+  /** Lost facts the stated exception covers: changed within the durable copy's lag before a loss. */
+  lostWithinLag: number;
+  /** Longest time between such a change's acknowledgement and the loss. */
+  lagMs: number | null;
+  /** Count units above the truly active facts, and below them, summed over posts and kinds. */
+  doubled: number;
+  short: number;
+  /** (user, post) pairs whose myState differs from the truth. */
+  wrongState: number;
+  /** Facts where relation_facts differs from the truth (plus rows the workload never wrote). */
+  pgMismatches: number;
+  /** Posts whose counts are not (yet) known to include every acknowledged change. */
+  countsNotCurrent: number;
+  details: string[];
+}
+
+/**
+ * The state Tally must end in. Normally the truth; after a Redis loss, a fact "at risk" (its
+ * truth at the loss is not in the durable copy) that no later change touched may instead be
+ * in its durable state: that is the stated exception, reported as lost within the lag.
+ */
+function expectedState(truth: GroundTruth, loss: Loss | null, key: FactKey, observed: boolean | undefined): { state: boolean; withinLag: boolean; lag: number } {
+  const state = truth.state(key);
+  if (!loss || observed === undefined || observed === state) return { state, withinLag: false, lag: 0 };
+  const acks = truth.acksOf(key);
+  const touchedAfter = acks.some((a) => a.ackedAt >= loss.restartAt);
+  const known = loss.known.get(key) ?? false;
+  if (touchedAfter || known === state || observed !== known) return { state, withinLag: false, lag: 0 };
+  // The lost change is the last one acknowledged before the loss.
+  const lostAck = acks.filter((a) => a.ackedAt < loss.restartAt).at(-1);
+  const lag = lostAck ? loss.at - lostAck.ackedAt : 0;
+  if (loss.boundMs !== undefined && lag > loss.boundMs) return { state, withinLag: false, lag: 0 };
+  return { state: known, withinLag: true, lag };
+}
+
+export function judge(truth: GroundTruth, loss: Loss | null, obs: Observation, actors: Actors, countsSince: number): Verdict {
+  const v: Verdict = { lost: 0, lostWithinLag: 0, lagMs: null, doubled: 0, short: 0, wrongState: 0, pgMismatches: obs.pgStrangers, countsNotCurrent: 0, details: [] };
+  if (obs.pgStrangers > 0) v.details.push(`PostgreSQL holds ${obs.pgStrangers} post facts the workload never wrote`);
+  const expected = new Map<FactKey, boolean>();
+  for (const user of actors.users) {
+    for (const post of actors.postIds) {
+      let pairWrong = false;
+      for (const kind of KINDS) {
+        const key = factKey(user, post, kind);
+        const observed = obs.states.get(key);
+        if (truth.unknown.has(key)) {
+          // An operation never acknowledged: either state is possible; judge the rest by what is there.
+          expected.set(key, observed ?? false);
+          continue;
+        }
+        const e = expectedState(truth, loss, key, observed);
+        expected.set(key, e.state);
+        if (e.withinLag) {
+          v.lostWithinLag++;
+          v.lagMs = Math.max(v.lagMs ?? 0, e.lag);
+        }
+        if (observed !== e.state) {
+          v.lost++;
+          pairWrong = true;
+          if (v.details.length < 20) v.details.push(`lost: ${key} is ${observed}, truth ${e.state}`);
+        }
+      }
+      if (pairWrong) v.wrongState++;
+    }
+  }
+  for (const post of actors.postIds) {
+    const c = obs.counts.get(post);
+    if (!c) continue;
+    if (c.asOf === null || c.asOf < countsSince) v.countsNotCurrent++;
+    for (const [kind, count] of [['LIKE', c.likes], ['FAV', c.favs]] as const) {
+      const want = actors.users.filter((u) => expected.get(factKey(u, post, kind))).length;
+      if (count > want) v.doubled += count - want;
+      if (count < want) v.short += want - count;
+      if (count !== want && v.details.length < 30) v.details.push(`count: post ${post} ${kind} is ${count}, truth ${want} (asOf ${c.asOf === null ? 'null' : new Date(c.asOf).toISOString()})`);
+    }
+  }
+  for (const [key, want] of expected) {
+    if ((obs.pg.get(key) ?? false) !== want) {
+      v.pgMismatches++;
+      if (v.details.length < 40) v.details.push(`PostgreSQL: ${key} is ${obs.pg.get(key) ?? 'absent'}, truth ${want}`);
+    }
+  }
+  return v;
+}
+
+export const clean = (v: Verdict) => v.lost + v.doubled + v.short + v.wrongState + v.pgMismatches + v.countsNotCurrent === 0;
+
+/**
+ * Every acknowledgement's `changed` against the truth. After a loss, the first change of a
+ * fact acknowledged after Redis came back is judged against the state Tally could know (the
+ * durable copy, or the first result when its idempotency record survived); every later one
+ * against the truth.
+ */
+export function judgeChanged(truth: GroundTruth, loss: Loss | null): { wrong: number; judged: number; againstKnown: number; details: string[] } {
+  let wrong = 0;
+  let judged = 0;
+  let againstKnown = 0;
+  const details: string[] = [];
+  for (const key of truth.facts()) {
+    // (An operation never acknowledged stops its user's stream, so no acknowledgement follows it.)
+    let before = false;
+    let firstAfterLoss = true;
+    for (const ack of truth.acksOf(key)) {
+      let reference = before;
+      if (loss && ack.ackedAt >= loss.restartAt && firstAfterLoss) {
+        firstAfterLoss = false;
+        if (!loss.replayable?.has(ack.op.idempotencyKey)) {
+          reference = loss.known.get(key) ?? false;
+          againstKnown++;
+        }
+      }
+      judged++;
+      const want = ack.op.active !== reference;
+      if (ack.changed !== want) {
+        wrong++;
+        if (details.length < 20) details.push(`changed: ${key} set ${ack.op.active} at ${new Date(ack.ackedAt).toISOString()} answered ${ack.changed}, expected ${want}`);
+      }
+      before = ack.op.active;
+    }
+  }
+  return { wrong, judged, againstKnown, details };
+}
+
+export interface Convergence {
+  converged: boolean;
+  /** From `from` until every check passed; null when they did not within the cap. */
+  ms: number | null;
+  verdict: Verdict | null;
+  readErrors: number;
+  lastError: string | null;
+}
+
+/**
+ * Polls until every check passes (or the cap); the last look is the one reported. Looks are
+ * taken from `from` on while `loss` (what Tally could know, read from Kafka or an AOF copy)
+ * is still being worked out, and judged once it is: the time to converge is when the look
+ * that passed was taken.
+ */
+export async function converge(
+  dep: Deployment,
+  actors: Actors,
+  truth: GroundTruth,
+  loss: Promise<Loss | null>,
+  options: { from: number; countsSince: number; capMs: number; intervalMs?: number },
+): Promise<Convergence> {
+  const deadline = options.from + options.capMs;
+  const looks: { at: number; look: Awaited<ReturnType<typeof observe>> }[] = [];
+  let polling = true;
+  const poller = (async () => {
+    while (polling) {
+      const look = await observe(dep, actors);
+      looks.push({ at: Date.now(), look });
+      if (Date.now() > deadline) break;
+      await new Promise((r) => setTimeout(r, options.intervalMs ?? 500));
+    }
+    polling = false;
+  })();
+  const knownLoss = await loss.catch((error: unknown) => {
+    polling = false;
+    throw error;
+  });
+  let verdict: Verdict | null = null;
+  let readErrors = 0;
+  let lastError: string | null = null;
+  try {
+    for (let i = 0; ; ) {
+      if (i < looks.length) {
+        const { at, look } = looks[i++]!;
+        if (look.ok) {
+          verdict = judge(truth, knownLoss, look.obs, actors, options.countsSince);
+          if (clean(verdict)) return { converged: true, ms: Math.max(0, at - options.from), verdict, readErrors, lastError };
+        } else {
+          readErrors++;
+          lastError = look.error;
+        }
+      } else if (!polling) {
+        return { converged: false, ms: null, verdict, readErrors, lastError };
+      } else {
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    }
+  } finally {
+    polling = false;
+    await poller;
+  }
+}

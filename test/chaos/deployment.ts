@@ -1,0 +1,120 @@
+// A split deployment as separate processes, owned by the suite: its own redis-server, its own
+// PostgreSQL database, one ROLE=api and two ROLE=worker processes (and, for EVENT_LOG=kafka,
+// a topic and groups of its own on the run's broker). `stop` leaves nothing behind.
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { createAuth } from '../../src/auth/jwt.js';
+import { migrate } from '../../src/db/migrate.js';
+import { createKeys, type Keys } from '../../src/redis/keys.js';
+import { databaseUrl, dropDatabase } from '../support/env.js';
+import type { TestKafka } from '../support/kafka.js';
+import { freePort } from '../support/redisServer.js';
+import { onCleanup } from './cleanup.js';
+import { chaosKafkaEnv } from './kafka.js';
+import { startOwnedRedis, type OwnedRedis } from './redisProcess.js';
+import { createTallyProcess, type TallyProcess } from './tallyProcess.js';
+
+export type EventLogMode = 'redis' | 'kafka';
+
+export const JWT_SECRET = 'chaos-suite-secret-0123456789abcdef0123456789';
+export const KEY_PREFIX = 'chaos:';
+export const PARTITIONS = 16;
+
+export interface Deployment {
+  eventLog: EventLogMode;
+  redis: OwnedRedis;
+  database: { name: string; url: string };
+  /** A small pool for the checks. */
+  pg: pg.Pool;
+  keys: Keys;
+  api: TallyProcess;
+  workers: TallyProcess[];
+  /** The Kafka settings the processes run with (topic, group prefix), when EVENT_LOG=kafka. */
+  kafka: { brokers: string[]; topic: string; groupPrefix: string } | null;
+  sign(userId: number): Promise<string>;
+  logDir: string;
+  stop(): Promise<void>;
+}
+
+export interface DeploymentOptions {
+  eventLog: EventLogMode;
+  kafka: TestKafka | null;
+  logDir: string;
+  redisArgs?: string[];
+}
+
+export async function startDeployment(options: DeploymentOptions): Promise<Deployment> {
+  mkdirSync(options.logDir, { recursive: true });
+  const redis = await startOwnedRedis({ extraArgs: options.redisArgs ?? [], logFile: join(options.logDir, 'redis.log') });
+  const name = `tally_chaos_${randomBytes(5).toString('hex')}`;
+  const url = databaseUrl(name);
+  const dropDb = onCleanup(`database ${name}`, () => dropDatabase(name));
+  const pool = new pg.Pool({ connectionString: url, max: 3 });
+  pool.on('error', () => {});
+  const closePool = onCleanup(`pool of ${name}`, () => pool.end());
+
+  const kafkaSettings = options.eventLog === 'kafka' ? chaosKafkaEnv(options.kafka!) : {};
+  const env: Record<string, string> = {
+    NODE_ENV: 'production',
+    HOST: '127.0.0.1',
+    DATABASE_URL: url,
+    REDIS_URL: redis.url,
+    REDIS_KEY_PREFIX: KEY_PREFIX,
+    JWT_SECRET,
+    LOG_LEVEL: 'warn',
+    EVENT_LOG: options.eventLog,
+    RATE_LIMIT_CHANGES: '1000000',
+    RATE_LIMIT_WRITES: '1000000',
+    RATE_LIMIT_LIST_PAGES: '1000000',
+    ...kafkaSettings,
+  };
+  const [apiPort, ...workerPorts] = await Promise.all([freePort(), freePort(), freePort()]);
+  const api = createTallyProcess({ name: 'api', port: apiPort!, env: { ...env, ROLE: 'api' }, logFile: join(options.logDir, 'api.log') });
+  const workers = workerPorts.map((port, i) =>
+    createTallyProcess({
+      name: `worker-${i + 1}`,
+      port,
+      // MEMBER_ID: a stable identity, so a restarted worker reclaims its partitions at once.
+      env: { ...env, ROLE: 'worker', MEMBER_ID: `worker-${i + 1}` },
+      logFile: join(options.logDir, `worker-${i + 1}.log`),
+    }),
+  );
+  const processes = [api, ...workers];
+  const auth = createAuth(JWT_SECRET);
+
+  const stop = async () => {
+    await Promise.all(processes.map((p) => p.stop(5000).catch(() => {})));
+    await Promise.all(processes.map((p) => p.dispose()));
+    await closePool();
+    await redis.stop();
+    await dropDb();
+  };
+  try {
+    await migrate(url);
+    // The API first: it records the deployment in Redis before the workers start.
+    await api.start();
+    await Promise.all(workers.map((w) => w.start()));
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+
+  return {
+    eventLog: options.eventLog,
+    redis,
+    database: { name, url },
+    pg: pool,
+    keys: createKeys(KEY_PREFIX, PARTITIONS),
+    api,
+    workers,
+    kafka:
+      options.eventLog === 'kafka'
+        ? { brokers: kafkaSettings.KAFKA_BROKERS!.split(','), topic: kafkaSettings.KAFKA_TOPIC!, groupPrefix: kafkaSettings.KAFKA_GROUP_PREFIX! }
+        : null,
+    sign: (userId) => auth.sign(userId),
+    logDir: options.logDir,
+    stop,
+  };
+}
