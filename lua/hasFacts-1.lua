@@ -8,18 +8,26 @@
     ARGV[1] key prefix   ARGV[2] user id   ARGV[3] entity type   ARGV[4] metrics, "like,fav"
     ARGV[5..] entities, each as two arguments: partition tag "{pN}", entity id
 
-  Output: { 1 or 0 per entity and metric, entity by entity, metrics in the order given }
+  Output: entity by entity, whether Redis holds its facts (1, or 0 when they are lost and not
+  yet restored: see includes/readiness), then 1 or 0 per metric in the order given
 ]]
 --- @include "includes/relationSet"
+--- @include "includes/readiness"
 
 local metrics = {}
 for metric in string.gmatch(ARGV[4], '[^,]+') do metrics[#metrics + 1] = metric end
 local relations = {}
+local ready = {}
 for i = 5, #ARGV, 2 do
+  ready[#ready + 1] = entityReady(ARGV[1], ARGV[i], ARGV[3] .. ':' .. ARGV[i + 1]) and 1 or 0
   for _, metric in ipairs(metrics) do
     relations[#relations + 1] = relationKeys(ARGV[1], ARGV[i], metric .. ':' .. ARGV[3] .. ':' .. ARGV[i + 1])
   end
 end
+local members = hasMembers(relations, tonumber(ARGV[2]))
 local reply = {}
-for i, member in ipairs(hasMembers(relations, tonumber(ARGV[2]))) do reply[i] = member and 1 or 0 end
+for e, isReady in ipairs(ready) do
+  reply[#reply + 1] = isReady
+  for m = 1, #metrics do reply[#reply + 1] = members[(e - 1) * #metrics + m] and 1 or 0 end
+end
 return reply

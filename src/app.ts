@@ -29,8 +29,7 @@ import { trackRoundTrips } from './redis/roundTrips.js';
 import { withScripts } from './redis/scripts.js';
 import { createRebuildRequests } from './jobs/rebuildJobs.js';
 import { createDurableReads } from './recovery/durableReads.js';
-import { createRecoveryFlag } from './recovery/recoveryFlag.js';
-import { createRedisLossWatch } from './recovery/redisLossWatch.js';
+import { createRecoveryServices } from './recovery/recoveryServices.js';
 import { POST } from './relations/kinds.js';
 import { createRateLimiter } from './limits/rateLimiter.js';
 import { createRelationStore } from './relations/relationStore.js';
@@ -47,7 +46,17 @@ export function createApp(config: Config, options: AppOptions = {}) {
   const redis = withScripts(createRedis(config, logger));
   const redisRoundTrips = trackRoundTrips(redis);
   const posts = createPostStore(db);
-  const facts = createFactStore(db);
+  // The event log as seen from this process, for its lag metric (workers consume their own).
+  const eventLogs = createEventLogs(config, redis, keys, logger);
+  const recoveryParts = createRecoveryServices({
+    redis,
+    keys,
+    db,
+    logger,
+    durableLogSettled: eventLogs.durableLogSettled,
+    rebuildLockMs: config.rebuildLockMs,
+  });
+  const { facts } = recoveryParts;
   // BullMQ producers (rebuild requests from the read path); blocking-safe connection.
   const jobsRedis = createRedis(config, logger, { connectionName: 'tally-jobs', forJobs: true });
   const rebuildRequests = createRebuildRequests(jobsRedis, keys, logger);
@@ -59,7 +68,7 @@ export function createApp(config: Config, options: AppOptions = {}) {
     feedCache: createFeedCache(posts, config.feedCacheTtlMs),
     userCounters: createUserCounters({ redis, keys, store: createUserCounterStore(db) }),
     postCounters: createPostCounters({ redis, keys, onMissing: (id) => rebuildRequests.request({ type: POST, id }) }),
-    relations: createRelationStore(redis, keys),
+    relations: createRelationStore(redis, keys, { restore: (entity) => recoveryParts.restorer.restore(entity) }),
     rateLimiter: createRateLimiter({
       redis,
       keys,
@@ -68,23 +77,14 @@ export function createApp(config: Config, options: AppOptions = {}) {
     }),
     lists: createRelationLists(db),
     cursors: createCursorCodec(config.cursorSecret),
-    recoveryFlag: createRecoveryFlag(redis, keys),
     durableReads: createDurableReads(facts),
   };
   const runsApi = config.role !== 'worker';
   const runsWorkers = config.role !== 'api';
 
-  // The event log as seen from this process, for its lag metric (workers consume their own).
-  const eventLogs = createEventLogs(config, redis, keys, logger);
   const metrics = createMetrics({ lag: () => eventLogs.lag(), redisRoundTrips: () => redisRoundTrips.count });
+  // Workers also notice a Redis that lost its data and recover it; the API restores what it touches.
   const workers = runsWorkers ? createWorkers(config, keys, logger, metrics) : null;
-  const lossWatch = createRedisLossWatch({
-    redis,
-    keys,
-    logger,
-    hasDurableFacts: facts.hasAny,
-    onLoss: async () => workers?.recreateSchedules(),
-  });
 
   const apollo = createApollo(config, logger, createPersistedQueryStore(redis, keys, config.persistedQueries));
   let draining = false;
@@ -118,12 +118,11 @@ export function createApp(config: Config, options: AppOptions = {}) {
 
     async start(): Promise<{ url: string }> {
       const deployment = await checkDeployment(redis, keys, facts.hasAny);
-      if (deployment.recovering) {
-        logger.error('Redis has lost its data: counts and viewer state are read from PostgreSQL until `npm run recover` completes');
+      if (deployment.notReady.length > 0) {
+        logger.error({ partitions: deployment.notReady }, 'Redis has lost its data: it is being recovered from PostgreSQL, which answers meanwhile');
       }
       if (runsApi) await apollo.start();
       await workers?.start();
-      lossWatch.start();
       await new Promise<void>((resolve, reject) => {
         http.once('error', reject);
         http.listen(config.port, config.host, () => resolve());
@@ -146,7 +145,6 @@ export function createApp(config: Config, options: AppOptions = {}) {
         http.closeIdleConnections();
       }));
       if (runsApi) await step('graphql', () => apollo.stop());
-      await step('redis loss watch', () => lossWatch.stop());
       await step('workers', () => workers?.stop());
       await step('rebuild requests', () => rebuildRequests.close());
       await step('event log', () => eventLogs.close());

@@ -18,9 +18,12 @@ const HTTP_STATUS: Partial<Record<ErrorCode, number>> = {
   UNAUTHENTICATED: 401,
 };
 
+/** An error Tally raises on purpose: its message and extensions are for the client, in production too. */
+export class CodedError extends GraphQLError {}
+
 function coded(code: ErrorCode, message: string, extensions: Record<string, unknown> = {}): GraphQLError {
   const status = HTTP_STATUS[code];
-  return new GraphQLError(message, {
+  return new CodedError(message, {
     extensions: { code, ...extensions, ...(status ? { http: { status } } : {}) },
   });
 }
@@ -33,6 +36,9 @@ export const notFound = (message: string) => coded(ErrorCode.NOT_FOUND, message)
 export const conflict = (message: string) => coded(ErrorCode.CONFLICT, message);
 export const rateLimited = (message: string, retryAfterMs: number) =>
   coded(ErrorCode.RATE_LIMITED, message, { retryAfterMs });
+/** The service cannot do this right now but will soon (nothing changed): retry after the delay. */
+export const unavailable = (message: string, retryAfterMs: number) =>
+  coded(ErrorCode.INTERNAL_SERVER_ERROR, message, { retryAfterMs });
 
 const KNOWN = new Set<string>(Object.values(ErrorCode));
 
@@ -75,14 +81,15 @@ export function formatError(
   const { stacktrace, ...rest } = formatted.extensions ?? {};
   const extensions = options.exposeDetails ? formatted.extensions : rest;
   const message = options.exposeDetails ? formatted.message : withoutSuggestions(formatted.message);
-  if ((KNOWN.has(code) && code !== ErrorCode.INTERNAL_SERVER_ERROR) || APQ_PROTOCOL_CODES.has(code)) {
+  const cause = unwrapResolverError(error);
+  if (cause instanceof CodedError || (KNOWN.has(code) && code !== ErrorCode.INTERNAL_SERVER_ERROR) || APQ_PROTOCOL_CODES.has(code)) {
     return { ...formatted, message, extensions };
   }
-  const status = httpStatusOf(unwrapResolverError(error));
+  const status = httpStatusOf(cause);
   if (APOLLO_INPUT_CODES.has(code) || (status !== undefined && status >= 400 && status < 500)) {
     return { ...formatted, message, extensions: { ...extensions, code: ErrorCode.BAD_USER_INPUT } };
   }
-  options.onInternal?.(unwrapResolverError(error));
+  options.onInternal?.(cause);
   return {
     message: options.exposeDetails ? formatted.message : 'internal server error',
     locations: formatted.locations,

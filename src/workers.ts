@@ -1,7 +1,8 @@
 // The background side of a process (ROLE=all or worker): the aggregator and the fact
 // persister consuming the event log, the flush jobs folding aggregates into counters, the
-// rebuild worker, reconciliation and the user counters verifier. Its own Redis connections
-// and PostgreSQL pool, so worker traffic never queues behind (or counts as) the API's.
+// rebuild worker, reconciliation, the user counters verifier, and the watch that recovers a
+// Redis that lost its data. Its own Redis connections and PostgreSQL pool, so worker traffic
+// never queues behind (or counts as) the API's.
 import type { Config } from './config.js';
 import { createDb } from './db/client.js';
 import { createAggregator } from './counters/aggregator.js';
@@ -22,6 +23,8 @@ import type { Metrics } from './metrics.js';
 import { createRedis } from './redis/client.js';
 import type { Keys } from './redis/keys.js';
 import { withScripts } from './redis/scripts.js';
+import { createRecoveryServices } from './recovery/recoveryServices.js';
+import { createRecoveryWatch } from './recovery/recoveryWatch.js';
 import { createFactPersister } from './relations/factPersister.js';
 
 export const RECONCILE_QUEUE = 'tally-reconcile';
@@ -99,6 +102,21 @@ export function createWorkers(config: Config, keys: Keys, logger: Logger, metric
     },
   });
 
+  /** Job schedulers live in Redis: after Redis lost its data they must be created again. */
+  const ensureSchedules = async () => {
+    await flushJobs.ensure();
+    await reconcileJobs.ensure();
+  };
+  const { readiness, recovery } = createRecoveryServices({
+    redis,
+    keys,
+    db,
+    logger,
+    durableLogSettled: eventLogs.durableLogSettled,
+    rebuildLockMs: config.rebuildLockMs,
+  });
+  const recoveryWatch = createRecoveryWatch({ readiness, recovery, logger, ensureSchedules });
+
   return {
     redis,
     flusher,
@@ -110,12 +128,6 @@ export function createWorkers(config: Config, keys: Keys, logger: Logger, metric
     reconciler,
     userVerifier,
 
-    /** Job schedulers live in Redis: after Redis lost its data they must be created again. */
-    async recreateSchedules() {
-      await flushJobs.start();
-      await reconcileJobs.start();
-    },
-
     async start() {
       await relay?.start();
       await aggregation.start();
@@ -123,10 +135,12 @@ export function createWorkers(config: Config, keys: Keys, logger: Logger, metric
       await flushJobs.start();
       await reconcileJobs.start();
       rebuildWorker.start();
+      recoveryWatch.start();
     },
 
     /** Finishes the batch and the fold in hand, acknowledges, then closes connections. */
     async stop() {
+      await recoveryWatch.stop();
       await rebuildWorker.stop();
       await reconcileJobs.stop();
       await flushJobs.stop();

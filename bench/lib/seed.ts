@@ -81,7 +81,7 @@ export async function seedWorld(env: Record<string, string>): Promise<World> {
     for (;;) {
       await app.workers!.flusher.foldPartitions(all);
       const counts = await services.postCounters.load(ids);
-      if (counts.every((c, i) => c.likes === expected.get(ids[i]!)!.likes && c.favs === expected.get(ids[i]!)!.favs)) break;
+      if (counts.every((c, i) => c?.likes === expected.get(ids[i]!)!.likes && c?.favs === expected.get(ids[i]!)!.favs)) break;
       if (Date.now() > deadline) throw new Error('seeded likes were not flushed into the counters within 60 s');
       await new Promise((r) => setTimeout(r, 200));
     }

@@ -8,6 +8,7 @@
 import { Redis } from 'ioredis';
 import { random, shuffled } from '../../prisma/random.js';
 import { SDS_FIELDS, encodeSds } from '../../src/counters/sds.js';
+import { createReadiness } from '../../src/recovery/readiness.js';
 import { createKeys, type Keys } from '../../src/redis/keys.js';
 import { withScripts, type ScriptCommands } from '../../src/redis/scripts.js';
 import { METRICS, POST } from '../../src/relations/kinds.js';
@@ -193,6 +194,7 @@ const relationsIn = (set: DataSet) => [...set.likers.values()].reduce((n, ids) =
 async function measureTally(redis: ScriptedServer, set: DataSet): Promise<LayoutMemory> {
   const keys = createKeys('', PARTITIONS);
   const store = createRelationStore(redis, keys);
+  await createReadiness(redis, keys).markAllReady(); // a whole deployment, as after its first start
   const outboxes = Array.from({ length: PARTITIONS }, (_, p) => keys.outbox(p));
   const writes = [...set.likers].flatMap(([id, users]) => users.map((userId) => ({ id, userId })));
   let changed = 0;

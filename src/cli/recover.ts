@@ -1,41 +1,63 @@
 // `npm run recover [-- --restart]`: rebuilds Redis (facts and counters) from PostgreSQL after
-// Redis lost its data. Safe to interrupt and run again; it resumes where it stopped.
+// Redis lost its data. Workers start the same recovery by themselves; this runs it here, or,
+// when a worker is running it already, follows its progress until it is done. Safe to
+// interrupt and run again: it resumes where it stopped.
 import { loadConfig } from '../config.js';
 import { createDb } from '../db/client.js';
-import { createUserCounters } from '../counters/userCounters.js';
-import { createFactStore } from '../db/facts.js';
-import { createUserCounterStore } from '../db/userCounters.js';
+import { createEventLogs } from '../events/eventLog.js';
 import { createLogger } from '../log.js';
-import { createRecovery } from '../recovery/recover.js';
+import { createRecoveryServices } from '../recovery/recoveryServices.js';
 import { createRedis } from '../redis/client.js';
 import { checkDeployment } from '../redis/deployment.js';
 import { createKeys } from '../redis/keys.js';
 import { withScripts } from '../redis/scripts.js';
 import { createProgressBar } from './progress.js';
 
+const FOLLOW_POLL_MS = 500;
+
 const config = loadConfig();
 const logger = createLogger(config);
 const db = createDb(config.databaseUrl);
 const redis = withScripts(createRedis(config, logger));
 const keys = createKeys(config.redisKeyPrefix, config.partitions);
+const eventLogs = createEventLogs(config, redis, keys, logger);
 const bar = createProgressBar('recover');
 try {
-  const facts = createFactStore(db);
+  const { facts, readiness, recovery } = createRecoveryServices({
+    redis,
+    keys,
+    db,
+    logger,
+    durableLogSettled: eventLogs.durableLogSettled,
+    rebuildLockMs: config.rebuildLockMs,
+  });
   await checkDeployment(redis, keys, facts.hasAny);
   const started = Date.now();
-  const userStore = createUserCounterStore(db);
-  const userCounters = createUserCounters({ redis, keys, store: userStore });
-  await createRecovery({ redis, keys, facts, userStore, userCounters, logger }).run({
-    restart: process.argv.includes('--restart'),
-    onProgress: (p) => p.step !== 'done' && bar.update(p.step, p.done, p.total),
-  });
+  let followed = false;
+  let outcome;
+  for (;;) {
+    outcome = await recovery.run({
+      restart: process.argv.includes('--restart'),
+      onProgress: (p) => p.step !== 'done' && bar.update(p.step, p.done, p.total),
+    });
+    if (outcome !== 'running elsewhere') break;
+    // A worker holds the lock: show its progress, and take over if it stops.
+    followed = true;
+    const progress = await recovery.progress();
+    bar.update('entities (a worker runs it)', progress?.done ?? 0, progress?.total ?? 0);
+    await new Promise((resolve) => setTimeout(resolve, FOLLOW_POLL_MS));
+  }
   bar.end();
-  console.log(`recovered in ${((Date.now() - started) / 1000).toFixed(1)} s; reads use Redis again`);
+  if ((await readiness.notReady()).length > 0) throw new Error('Redis still does not hold every partition');
+  const seconds = ((Date.now() - started) / 1000).toFixed(1);
+  if (outcome === 'not needed' && !followed) console.log('Redis holds every partition: nothing to recover');
+  else console.log(`recovered${followed ? ' (by a worker)' : ''} in ${seconds} s; reads use Redis again`);
 } catch (error) {
   bar.end();
   console.error(`recovery stopped: ${(error as Error).message}. Run it again to resume.`);
   process.exitCode = 1;
 } finally {
+  await eventLogs.close();
   redis.disconnect();
   await db.$disconnect();
 }

@@ -1,9 +1,10 @@
 // Posts' like/fav counters. A page's reads (every post's SDS plus the flush watermark of
 // every partition involved, in one MGET per command group) are issued in one tick, so
 // auto-pipelining sends them as one round trip. A missing or malformed SDS is answered
-// from the facts, never as 0.
+// from the facts, never as 0; after Redis lost its data, a post not restored yet is not
+// answered here at all (the caller reads PostgreSQL).
 import { isCluster } from '../redis/client.js';
-import type { Keys } from '../redis/keys.js';
+import type { EntityRef, Keys } from '../redis/keys.js';
 import { commandGroups } from '../redis/partition.js';
 import type { ScriptedRedis } from '../redis/scripts.js';
 import { METRICS, POST } from '../relations/kinds.js';
@@ -32,6 +33,15 @@ export function createPostCounters(deps: { redis: ScriptedRedis; keys: Keys; onM
     return { likes, favs, asOf: new Date(now) };
   }
 
+  /** Indexes of the posts (in partitions not ready) that recovery restored already. */
+  async function restoredAmong(posts: EntityRef[], partitions: number[], notReady: Set<number>): Promise<Set<number>> {
+    const restored = new Set<number>();
+    const waiting = posts.map((_, i) => i).filter((i) => notReady.has(partitions[i]!));
+    const answers = await Promise.all(waiting.map((i) => redis.sismember(keys.restored(partitions[i]!), keys.entityName(posts[i]!))));
+    waiting.forEach((i, k) => answers[k] === 1 && restored.add(i));
+    return restored;
+  }
+
   return {
     /**
      * Gives a new post zeroed counters, so reading it needs no fall-back to the facts. NX:
@@ -41,28 +51,43 @@ export function createPostCounters(deps: { redis: ScriptedRedis; keys: Keys; onM
       await redis.set(keys.counters({ type: POST, id: postId }), encodeSds(new Array(SDS_FIELDS).fill(0)), 'NX');
     },
 
-    async load(postIds: readonly number[]): Promise<PostCounts[]> {
+    /**
+     * Each post's counters, in order; null for a post whose facts Redis does not hold (it lost
+     * them and they are not restored yet): its counters would be made up.
+     */
+    async load(postIds: readonly number[]): Promise<(PostCounts | null)[]> {
       const posts = postIds.map((id) => ({ type: POST, id }));
       const partitions = posts.map(keys.partitionOf);
       const raw = new Array<Buffer | null>(posts.length);
       const asOf = new Array<Date | null>(posts.length);
+      const notReady = new Set<number>();
       await Promise.all(
         commandGroups(posts, (_, i) => partitions[i]!, isCluster(redis)).map(async (indexes) => {
-          // The group's flush watermarks first, then its posts' SDS.
+          // The group's readiness markers and flush watermarks first, then its posts' SDS.
           const groupPartitions = [...new Set(indexes.map((i) => partitions[i]!))];
           const values = await redis.mgetBuffer(
+            ...groupPartitions.map((p) => keys.ready(p)),
             ...groupPartitions.map((p) => keys.flushed(p)),
             ...indexes.map((i) => keys.counters(posts[i]!)),
           );
-          const flushed = new Map(groupPartitions.map((p, k) => [p, values[k] ? new Date(Number(values[k]!.toString())) : null]));
+          const n = groupPartitions.length;
+          groupPartitions.forEach((p, k) => values[k] === null && notReady.add(p));
+          const flushed = new Map(groupPartitions.map((p, k) => [p, values[n + k] ? new Date(Number(values[n + k]!.toString())) : null]));
           indexes.forEach((i, k) => {
-            raw[i] = values[groupPartitions.length + k] ?? null;
+            raw[i] = values[2 * n + k] ?? null;
             asOf[i] = flushed.get(partitions[i]!) ?? null;
           });
         }),
       );
+      // Only after Redis lost its data: which posts of the partitions not ready are restored.
+      const restored = notReady.size === 0 ? null : await restoredAmong(posts, partitions, notReady);
 
-      const counts = posts.map((post, i): PostCounts | Promise<PostCounts> => {
+      const counts = posts.map((post, i): PostCounts | null | Promise<PostCounts> => {
+        if (restored && notReady.has(partitions[i]!)) {
+          // Restored counters are whole but the partition's asOf does not speak for them yet.
+          if (!restored.has(i)) return null;
+          asOf[i] = null;
+        }
         const sds = raw[i] ?? null;
         if (isSds(sds)) return { likes: sdsField(sds, SdsField.like), favs: sdsField(sds, SdsField.fav), asOf: asOf[i] ?? null };
         deps.onMissing?.(post.id);

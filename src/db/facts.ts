@@ -65,6 +65,17 @@ export function createFactStore(db: Db) {
       return rows.map((r) => ({ userId: Number(r.userId), entityType: r.entityType, entityId: Number(r.entityId), kind: r.kind }));
     },
 
+    /** One entity's active facts (kind and user), a page at a time in user id order (to restore it). */
+    async activeOf(entityType: string, entityId: number, afterUserId: number, limit: number): Promise<{ userId: number; kind: string }[]> {
+      const rows = await db.relationFact.findMany({
+        where: { entityType, entityId, active: true, userId: { gt: afterUserId } },
+        orderBy: [{ userId: 'asc' }, { kind: 'asc' }],
+        take: limit,
+        select: { userId: true, kind: true },
+      });
+      return rows.map((r) => ({ userId: Number(r.userId), kind: r.kind }));
+    },
+
     /** Every entity that has facts, a page at a time in id order (for recovery's rebuild). */
     async entityPage(entityType: string, afterId: number, limit: number): Promise<number[]> {
       const rows = await db.relationFact.findMany({
@@ -75,6 +86,12 @@ export function createFactStore(db: Db) {
         select: { entityId: true },
       });
       return rows.map((r) => Number(r.entityId));
+    },
+
+    /** How many entities have facts (what a recovery walks). */
+    async entityTotal(): Promise<number> {
+      const [row] = await db.$queryRaw<{ n: bigint }[]>`SELECT count(*) AS n FROM (SELECT DISTINCT entity_type, entity_id FROM relation_facts) e`;
+      return Number(row?.n ?? 0);
     },
 
     async activeTotal(): Promise<number> {

@@ -23,7 +23,15 @@ export function createEventLogs(config: Config, redis: ScriptedRedis, keys: Keys
     retentionMs: config.eventRetentionMs,
   });
   if (config.eventLog === 'redis') {
-    return { outbox, consumed: outbox as EventLog, createRelay: null, lag: () => outbox.lag(), close: async () => {} };
+    return {
+      outbox,
+      consumed: outbox as EventLog,
+      createRelay: null,
+      lag: () => outbox.lag(),
+      // The outbox is lost with the rest of Redis: no event in it is still on its way to PostgreSQL.
+      durableLogSettled: async () => true,
+      close: async () => {},
+    };
   }
 
   const kafka = createKafkaClient(config.kafka, logger);
@@ -44,7 +52,27 @@ export function createEventLogs(config: Config, redis: ScriptedRedis, keys: Keys
     createRelay: () => createRelay({ kafka, outbox, topic: config.kafka.topic, idempotent: config.kafka.idempotent, logger }),
     /** Lag of every group: the relay on the outbox, the consumers on Kafka. */
     lag: async () => [...(await outbox.lag()), ...(await consumed.lag())],
+    durableLogSettled: persistedEverythingIn(consumed),
     close: () => consumed.close(),
+  };
+}
+
+/**
+ * Whether the fact persister has written to PostgreSQL every event that reached Kafka before
+ * Redis lost its data: those events outlived Redis, and restoring facts from PostgreSQL
+ * before they arrive there would lose them. The mark is the topic's end when first asked;
+ * once passed it holds for a while (later events are of entities already restored).
+ */
+function persistedEverythingIn(log: EventLog, holdMs = 30_000) {
+  let check: (() => Promise<boolean>) | null = null;
+  let settledUntil = 0;
+  return async (): Promise<boolean> => {
+    if (Date.now() < settledUntil) return true;
+    check ??= (await log.consumedUpToNow?.(PERSISTER_GROUP)) ?? (async () => true);
+    if (!(await check())) return false;
+    check = null;
+    settledUntil = Date.now() + holdMs;
+    return true;
   };
 }
 

@@ -59,6 +59,11 @@ export interface EventLog {
   subscribe(group: string, handler: BatchHandler): Subscription;
   /** Lag of every consumer group on every partition. */
   lag(): Promise<GroupLag[]>;
+  /**
+   * A check that turns true once `group` has handled every event the log holds at the time of
+   * this call (absent where the log cannot outlive Redis: the Redis Streams outbox).
+   */
+  consumedUpToNow?(group: string): Promise<() => Promise<boolean>>;
   /** Whether the log still holds every event since the deployment began (nothing trimmed). */
   historyComplete(): Promise<boolean>;
   /**

@@ -16,11 +16,23 @@ export function inKeyOrder<T extends { id: number }>(ids: readonly number[], row
   return ids.map((id) => byId.get(id) ?? null);
 }
 
-export function createLoaders(services: Services, viewer: Viewer | null, client: Client) {
-  // Asked at most once per request, in the same tick as the page's Redis reads.
-  let recovering: Promise<boolean> | null = null;
-  const isRecovering = () => (recovering ??= services.recoveryFlag.isOn());
+/**
+ * Redis's answers, with the ones it could not give (null: it lost those facts and has not
+ * restored them yet) asked of PostgreSQL, in one query for all of them.
+ */
+export async function orFromPostgres<T>(
+  ids: readonly number[],
+  answers: readonly (T | null)[],
+  durable: (ids: number[]) => Promise<T[]>,
+): Promise<T[]> {
+  const missing = ids.filter((_, i) => answers[i] === null);
+  if (missing.length === 0) return answers as T[];
+  const found = await durable(missing);
+  let next = 0;
+  return answers.map((answer) => answer ?? found[next++]!);
+}
 
+export function createLoaders(services: Services, viewer: Viewer | null, client: Client) {
   let listPages = 0;
   return {
     /**
@@ -37,22 +49,21 @@ export function createLoaders(services: Services, viewer: Viewer | null, client:
     post: new DataLoader<number, PostModel | null>(async (ids) =>
       inKeyOrder(ids, await services.posts.liveByIds(ids)),
     ),
-    counts: new DataLoader<number, PostCounts>(async (postIds) => {
-      const [inRecovery, counts] = await Promise.all([isRecovering(), services.postCounters.load(postIds)]);
-      return inRecovery ? services.durableReads.counts(postIds) : counts;
-    }),
+    counts: new DataLoader<number, PostCounts>(async (postIds) =>
+      orFromPostgres(postIds, await services.postCounters.load(postIds), (ids) => services.durableReads.counts(ids)),
+    ),
     userCounts: new DataLoader<number, UserCounts>((userIds) => services.userCounters.load(userIds)),
     /** Whether the viewer follows each user (false for anonymous viewers). */
     followedByViewer: new DataLoader<number, boolean>(async (userIds) => {
       if (!viewer) return userIds.map(() => false);
-      const [inRecovery, follows] = await Promise.all([isRecovering(), services.relations.follows(viewer.id, userIds)]);
-      return inRecovery ? services.durableReads.follows(viewer.id, userIds) : follows;
+      const follows = await services.relations.follows(viewer.id, userIds);
+      return orFromPostgres(userIds, follows, (ids) => services.durableReads.follows(viewer.id, ids));
     }),
     /** The viewer's own state; never cached beyond this request. */
     viewerState: new DataLoader<number, ViewerState>(async (postIds) => {
       if (!viewer) return postIds.map(() => ({ liked: false, faved: false }));
-      const [inRecovery, states] = await Promise.all([isRecovering(), services.relations.viewerStates(viewer.id, postIds)]);
-      return inRecovery ? services.durableReads.viewerStates(viewer.id, postIds) : states;
+      const states = await services.relations.viewerStates(viewer.id, postIds);
+      return orFromPostgres(postIds, states, (ids) => services.durableReads.viewerStates(viewer.id, ids));
     }),
   };
 }

@@ -8,7 +8,6 @@ import type { PostStore } from '../db/posts.js';
 import type { RelationLists } from '../db/relationLists.js';
 import type { UserStore } from '../db/users.js';
 import type { DurableReads } from '../recovery/durableReads.js';
-import type { RecoveryFlag } from '../recovery/recoveryFlag.js';
 import type { RateLimiter } from '../limits/rateLimiter.js';
 import type { RelationStore } from '../relations/relationStore.js';
 import type { CursorCodec } from './cursor.js';
@@ -25,7 +24,6 @@ export interface Services {
   rateLimiter: RateLimiter;
   lists: RelationLists;
   cursors: CursorCodec;
-  /** Set while Redis is being recovered: reads then come from `durableReads`. */
-  recoveryFlag: RecoveryFlag;
+  /** What answers for entities whose facts Redis lost and has not restored yet. */
   durableReads: DurableReads;
 }

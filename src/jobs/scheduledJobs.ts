@@ -1,6 +1,6 @@
 // Recurring work on BullMQ: a queue whose job schedulers (`upsertJobScheduler`, every N ms)
 // are the only producers, and the worker that runs them. `start` upserts the schedulers and
-// removes ones no longer wanted, so it is safe to call again (e.g. after Redis lost its data).
+// removes ones no longer wanted; `ensure` recreates any that went missing (Redis lost its data).
 import { Queue, Worker, type ConnectionOptions } from 'bullmq';
 import type { Logger } from '../log.js';
 import type { Keys } from '../redis/keys.js';
@@ -39,22 +39,32 @@ export function createScheduledJobs<T>(options: ScheduledJobsOptions<T>) {
   worker.on('failed', (job, error) => logger.error({ err: error, queue: options.queue, job: job?.id }, 'job failed'));
   worker.on('error', (error) => logger.error({ err: error, queue: options.queue }, 'worker error'));
 
+  const upsert = (schedule: Schedule<T>) =>
+    queue.upsertJobScheduler(
+      schedule.id,
+      { every: schedule.everyMs },
+      { name: schedule.id, data: schedule.data, opts: { removeOnComplete: true, removeOnFail: 100 } },
+    );
+
   return {
     async start() {
       const wanted = new Set(options.schedules.map((s) => s.id));
       for (const scheduler of await queue.getJobSchedulers()) {
         if (!wanted.has(scheduler.key)) await queue.removeJobScheduler(scheduler.key);
       }
-      for (const schedule of options.schedules) {
-        await queue.upsertJobScheduler(
-          schedule.id,
-          { every: schedule.everyMs },
-          { name: schedule.id, data: schedule.data, opts: { removeOnComplete: true, removeOnFail: 100 } },
-        );
-      }
+      for (const schedule of options.schedules) await upsert(schedule);
       if (!running) {
         running = true;
         void worker.run();
+      }
+    },
+
+    /** Recreates schedulers that are missing (Redis lost its data): cheap enough to call every second. */
+    async ensure() {
+      for (const schedule of options.schedules) {
+        if (await queue.getJobScheduler(schedule.id)) continue;
+        logger.warn({ queue: options.queue, scheduler: schedule.id }, 'job scheduler missing; creating it again');
+        await upsert(schedule);
       }
     },
 

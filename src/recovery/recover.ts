@@ -1,127 +1,92 @@
-// Rebuilds Redis from PostgreSQL after Redis lost its data (`npm run recover`):
+// Rebuilds Redis from PostgreSQL after Redis lost its data. Started automatically by a
+// worker process that notices (src/recovery/recoveryWatch.ts), or by `npm run recover`; one
+// process runs it at a time (a lock in Redis), and its progress is saved, so whoever takes
+// over after a crash resumes where it stopped:
 //
-//   1. facts   every active relation fact in PostgreSQL is set again (page by page,
-//              progress saved in Redis, so an interrupted run resumes);
-//   2. replay  every event in the outboxes (all changes since Redis came back) is applied
-//              again in order: they are newer than anything PostgreSQL had, so they win;
-//   3. counts  every entity's counters are rebuilt from the facts, with the watermark
-//              that keeps in-flight events from being counted twice;
-//   4. users   every user's counters are cached again from PostgreSQL (where they are exact);
-//   5. done    recovery mode ends: reads go back to Redis.
+//   1. entities  every entity with facts in PostgreSQL is restored (src/recovery/entityRestore.ts:
+//                its facts, then a post's counters from them), unless a write restored it already;
+//   2. users     every user's counters are cached again from PostgreSQL (where they are exact);
+//   3. done      every partition is marked ready: Redis answers for all of them again.
 //
-// Every step writes absolute states, so running it again (or resuming it) is safe; the
-// service keeps serving meanwhile, reading counts and viewer state from PostgreSQL.
-import { createRebuilder } from '../counters/rebuild.js';
+// The service keeps serving meanwhile: an entity not restored yet is read from PostgreSQL,
+// and a write restores its entity first.
+import { randomUUID } from 'node:crypto';
 import type { UserCounters } from '../counters/userCounters.js';
-import type { FactCursor, FactStore } from '../db/facts.js';
+import type { FactStore } from '../db/facts.js';
 import type { UserCounterStore } from '../db/userCounters.js';
-import { decodeOutboxEntry } from '../events/outboxCodec.js';
 import type { Logger } from '../log.js';
-import type { Keys } from '../redis/keys.js';
+import type { EntityRef, Keys } from '../redis/keys.js';
 import type { ScriptedRedis } from '../redis/scripts.js';
+import { USER } from '../relations/follows.js';
 import { POST } from '../relations/kinds.js';
-import { createRecoveryFlag } from './recoveryFlag.js';
+import type { EntityRestorer } from './entityRestore.js';
+import type { Readiness } from './readiness.js';
 
 export interface RecoveryProgress {
-  step: 'facts' | 'replay' | 'counts' | 'users' | 'done';
+  step: 'entities' | 'users' | 'done';
   done: number;
   total: number;
 }
 
+export type RecoveryOutcome = 'recovered' | 'not needed' | 'running elsewhere' | 'stopped';
+
+/** Where the entity step is: the type being walked and the last id restored. */
 interface SavedProgress {
-  cursor: FactCursor | null;
+  type: string;
+  after: number;
   done: number;
+  total: number;
 }
 
-const PAGE = 2000;
+const PAGE = 500;
+const CONCURRENCY = 8;
+const LOCK_MS = 30_000;
+/** Entity types with facts, in the order the entity step walks them. */
+const ENTITY_TYPES = [POST, USER];
 
 export interface RecoveryDeps {
   redis: ScriptedRedis;
   keys: Keys;
   facts: FactStore;
+  readiness: Readiness;
+  restorer: EntityRestorer;
   userStore: UserCounterStore;
   userCounters: UserCounters;
   logger: Logger;
-  pageSize?: number;
+  pageSize?: number | undefined;
 }
 
+/** Thrown between pages when the process shuts down: the saved progress lets anyone resume. */
+class Stopped extends Error {}
+
 export function createRecovery(deps: RecoveryDeps) {
-  const { redis, keys, facts } = deps;
+  const { redis, keys, facts, readiness } = deps;
   const pageSize = deps.pageSize ?? PAGE;
-  const flag = createRecoveryFlag(redis, keys);
-  const rebuilder = createRebuilder({ redis, keys, lockMs: 10_000 });
 
-  /** Sets one relation fact to an absolute state, stored the way setRelation stores it. */
-  function setFact(metric: string, entity: { type: string; id: number }, userId: number, active: boolean) {
-    return redis.writeFact(
-      keys.chunkIndex(metric, entity), keys.prefix, keys.partitionTag(keys.partitionOf(entity)),
-      keys.relationBase(metric, entity), userId, active ? 1 : 0,
-    );
-  }
-
-  async function restoreFacts(restart: boolean, report: (p: RecoveryProgress) => void) {
+  async function restoreEntities(notReady: Set<number>, restart: boolean, renew: () => Promise<void>, report: (p: RecoveryProgress) => void) {
     const saved = restart ? null : (JSON.parse((await redis.get(keys.recoveryProgress())) ?? 'null') as SavedProgress | null);
-    let cursor = saved?.cursor ?? null;
     let done = saved?.done ?? 0;
-    const total = await facts.activeTotal();
-    report({ step: 'facts', done, total });
-    for (;;) {
-      const page = await facts.activePage(cursor, pageSize);
-      if (page.length === 0) break;
-      // Auto-pipelining sends the page's writes together.
-      await Promise.all(page.map((f) => setFact(f.kind, { type: f.entityType, id: f.entityId }, f.userId, true)));
-      const last = page.at(-1)!;
-      cursor = [last.userId, last.entityType, last.entityId, last.kind];
-      done += page.length;
-      await redis.set(keys.recoveryProgress(), JSON.stringify({ cursor, done } satisfies SavedProgress));
-      report({ step: 'facts', done, total: Math.max(total, done) });
-    }
-  }
-
-  /** Applies every outbox event again, in order, until a read finds nothing newer. */
-  async function replayOutboxes(report: (p: RecoveryProgress) => void): Promise<Set<number>> {
-    const touched = new Set<number>();
-    let done = 0;
-    for (let p = 0; p < keys.partitions; p++) {
-      let start = '-';
+    const total = saved?.total ?? (await facts.entityTotal());
+    report({ step: 'entities', done, total });
+    for (const type of ENTITY_TYPES.slice(saved ? ENTITY_TYPES.indexOf(saved.type) : 0)) {
+      let after = saved?.type === type ? saved.after : 0;
       for (;;) {
-        const entries = (await redis.xrange(keys.outbox(p), start, '+', 'COUNT', pageSize)) as [string, string[]][];
-        if (entries.length === 0) break;
-        // In stream order: a later change of the same fact must land last.
-        for (const [id, fields] of entries) {
-          const event = decodeOutboxEntry(id, p, fields);
-          if (!event) continue;
-          await setFact(event.metric, { type: event.entityType, id: event.entityId }, event.userId, event.delta > 0);
-          if (event.entityType === POST) touched.add(event.entityId);
+        const ids = await facts.entityPage(type, after, pageSize);
+        if (ids.length === 0) break;
+        const entities: EntityRef[] = ids.map((id) => ({ type, id })).filter((e) => notReady.has(keys.partitionOf(e)));
+        for (let i = 0; i < entities.length; i += CONCURRENCY) {
+          await Promise.all(entities.slice(i, i + CONCURRENCY).map((e) => deps.restorer.restore(e, 60_000)));
         }
-        start = `(${entries.at(-1)![0]}`;
-        done += entries.length;
-        report({ step: 'replay', done, total: done });
+        after = ids.at(-1)!;
+        done += ids.length;
+        await redis.set(keys.recoveryProgress(), JSON.stringify({ type, after, done, total } satisfies SavedProgress));
+        await renew();
+        report({ step: 'entities', done, total: Math.max(total, done) });
       }
     }
-    return touched;
   }
 
-  async function rebuildCounts(touched: Set<number>, report: (p: RecoveryProgress) => void) {
-    let done = 0;
-    const rebuild = async (ids: number[]) => {
-      await Promise.all(ids.map((id) => rebuilder.rebuild({ type: POST, id })));
-      done += ids.length;
-      report({ step: 'counts', done, total: done });
-    };
-    let after = 0;
-    for (;;) {
-      const ids = await facts.entityPage(POST, after, pageSize);
-      if (ids.length === 0) break;
-      await rebuild(ids);
-      for (const id of ids) touched.delete(id);
-      after = ids.at(-1)!;
-    }
-    const rest = [...touched];
-    for (let i = 0; i < rest.length; i += pageSize) await rebuild(rest.slice(i, i + pageSize));
-  }
-
-  async function recacheUsers(report: (p: RecoveryProgress) => void) {
+  async function recacheUsers(renew: () => Promise<void>, report: (p: RecoveryProgress) => void) {
     let after = 0;
     let done = 0;
     for (;;) {
@@ -130,22 +95,56 @@ export function createRecovery(deps: RecoveryDeps) {
       await deps.userCounters.cache(rows);
       done += rows.length;
       after = rows.at(-1)!.userId;
+      await renew();
       report({ step: 'users', done, total: done });
     }
   }
 
   return {
-    /** Runs (or resumes) a recovery; `restart` ignores saved progress. */
-    async run(options: { restart?: boolean; onProgress?: (p: RecoveryProgress) => void } = {}) {
+    /**
+     * Runs (or resumes) a recovery if Redis needs one and no other process is running one;
+     * `restart` ignores saved progress.
+     */
+    async run(
+      options: { restart?: boolean; onProgress?: (p: RecoveryProgress) => void; shouldStop?: () => boolean } = {},
+    ): Promise<RecoveryOutcome> {
       const report = options.onProgress ?? (() => {});
-      await flag.set();
-      await restoreFacts(options.restart ?? false, report);
-      const touched = await replayOutboxes(report);
-      await rebuildCounts(touched, report);
-      await recacheUsers(report);
-      await flag.clear();
-      await redis.del(keys.recoveryProgress());
-      report({ step: 'done', done: 0, total: 0 });
+      const notReady = new Set(await readiness.notReady());
+      if (notReady.size === 0) return 'not needed';
+      const lock = keys.recoveryLock();
+      const holder = randomUUID();
+      if ((await redis.set(lock, holder, 'PX', LOCK_MS, 'NX')) !== 'OK') return 'running elsewhere';
+      // Between pages: keep the lock, and stop there when the process shuts down.
+      const renew = async () => {
+        if (options.shouldStop?.()) throw new Stopped();
+        if ((await redis.renewLease(lock, holder, LOCK_MS)) !== 1) throw new Error('lost the recovery lock');
+      };
+      try {
+        const started = Date.now();
+        deps.logger.warn({ partitions: [...notReady] }, 'recovering Redis from PostgreSQL');
+        await restoreEntities(notReady, options.restart ?? false, renew, report);
+        await recacheUsers(renew, report);
+        await readiness.markAllReady();
+        await redis.del(keys.recoveryProgress());
+        deps.logger.warn({ ms: Date.now() - started }, 'recovered: Redis answers for every partition again');
+        report({ step: 'done', done: 0, total: 0 });
+        return 'recovered';
+      } catch (error) {
+        if (error instanceof Stopped) return 'stopped';
+        throw error;
+      } finally {
+        await redis.releaseLease(lock, holder);
+      }
+    },
+
+    /** The saved progress of a recovery running (or interrupted) anywhere, for `npm run recover` to follow. */
+    async progress(): Promise<{ done: number; total: number } | null> {
+      const saved = await redis.get(keys.recoveryProgress());
+      if (saved === null) return null;
+      const { done, total } = JSON.parse(saved) as SavedProgress;
+      return { done, total };
     },
   };
 }
+
+export type Recovery = ReturnType<typeof createRecovery>;

@@ -1,17 +1,18 @@
-// Deployment facts that existing Redis data depends on, and the check that notices when
-// Redis has lost its data.
+// Deployment facts that existing Redis data depends on, checked by every process at start.
 //
 // The partition count decides every key's name; starting with another value than the data
 // was written with would silently split entities, so it is recorded once and checked on
-// every start. The same record tells a fresh (or flushed) Redis apart: if it is missing while
-// PostgreSQL holds relation facts, Redis lost its data, and Tally enters recovery mode (reads
-// answer from PostgreSQL) until `npm run recover` has rebuilt the facts and counters.
-import type { Redis, Cluster } from 'ioredis';
-import { createRecoveryFlag } from '../recovery/recoveryFlag.js';
+// every start. A Redis without the record is new, or lost its data: if PostgreSQL holds no
+// relation facts there is nothing to recover, and every partition is marked ready; if it
+// does, no partition is, until the facts are restored (src/recovery/).
+import { createReadiness } from '../recovery/readiness.js';
 import type { Keys } from './keys.js';
+import type { ScriptedRedis } from './scripts.js';
 
 /** Field of the deployment record: 'complete' while the event log holds every event ever written. */
 export const HISTORY_FIELD = 'history';
+/** Field of the deployment record: set once partitions carry readiness markers. */
+const READINESS_FIELD = 'readiness';
 
 export class DeploymentMismatchError extends Error {
   override name = 'DeploymentMismatchError';
@@ -20,12 +21,12 @@ export class DeploymentMismatchError extends Error {
 export interface DeploymentState {
   /** True when this call found no record: a new deployment, or a Redis that lost its data. */
   fresh: boolean;
-  /** True when reads must not trust Redis counters (recovery not finished). */
-  recovering: boolean;
+  /** Partitions whose facts Redis does not hold yet (they are being recovered). */
+  notReady: number[];
 }
 
 export async function checkDeployment(
-  redis: Redis | Cluster,
+  redis: ScriptedRedis,
   keys: Keys,
   hasDurableFacts: () => Promise<boolean>,
 ): Promise<DeploymentState> {
@@ -37,12 +38,19 @@ export async function checkDeployment(
         'Changing the partition count is a data migration, not a configuration change.',
     );
   }
-  const flag = createRecoveryFlag(redis, keys);
+  const readiness = createReadiness(redis, keys);
   if (fresh) {
     // A first start holds the whole event history from here on; a Redis that lost its data
-    // does not (and must be recovered from PostgreSQL).
-    if (await hasDurableFacts()) await flag.set();
-    else await redis.hsetnx(keys.meta(), HISTORY_FIELD, 'complete');
+    // does not, and must be recovered from PostgreSQL.
+    if (!(await hasDurableFacts())) {
+      await readiness.markAllReady();
+      await redis.hsetnx(keys.meta(), HISTORY_FIELD, 'complete');
+    }
+    await redis.hset(keys.meta(), READINESS_FIELD, 'markers');
+  } else if ((await redis.hsetnx(keys.meta(), READINESS_FIELD, 'markers')) === 1) {
+    // Data written before readiness markers existed is whole, unless that version was in the
+    // middle of a recovery: then the recovery finishes the job.
+    if ((await redis.exists(keys.legacyRecovering())) === 0) await readiness.markAllReady();
   }
-  return { fresh, recovering: await flag.isOn() };
+  return { fresh, notReady: await readiness.notReady() };
 }

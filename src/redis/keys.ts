@@ -34,6 +34,10 @@ export function createKeys(prefix: string, partitions: number) {
     replayedEntities: (n: number) => `${prefix}rpl:${p(n)}:entities`,
     /** Prefix of replay's per-entity sums (hash: SDS index -> count). */
     replayedPrefix: (n: number) => `${prefix}rpl:${p(n)}:${SCHEMA}:`,
+    /** Present when Redis holds every fact of the partition (absent after a data loss until recovered). */
+    ready: (n: number) => `${prefix}ready:${p(n)}`,
+    /** Entities of the partition restored from PostgreSQL so far, while it is not ready (a set). */
+    restored: (n: number) => `${prefix}restored:${p(n)}`,
     /** Newest event id of the partition the fact persister has written to PostgreSQL. */
     persisted: (n: number) => `${prefix}persisted:${p(n)}`,
     /** Consumer lease of one partition for one group. */
@@ -99,10 +103,14 @@ export function createKeys(prefix: string, partitions: number) {
     persistedQueryBytes: () => `${prefix}apq:{apq}:bytes`,
     /** Deployment facts that must not change under running data (e.g. the partition count). */
     meta: () => `${prefix}meta:${SCHEMA}`,
-    /** Present while Redis is being rebuilt from PostgreSQL after losing its data. */
-    recovering: () => `${prefix}recovering`,
-    /** Progress of `npm run recover`, so an interrupted run resumes. */
+    /** Held while one process restores the entity's facts from PostgreSQL. */
+    restoreLock: (entity: EntityRef) => `${prefix}restoring:${p(partitionOf(entity))}:${name(entity)}`,
+    /** Held by the one process that runs a recovery (the automatic one or `npm run recover`). */
+    recoveryLock: () => `${prefix}recover:lock`,
+    /** Progress of a recovery, so an interrupted one resumes. */
     recoveryProgress: () => `${prefix}recover:progress`,
+    /** Written by a recovery of schema v1 before readiness markers (read only to upgrade). */
+    legacyRecovering: () => `${prefix}recovering`,
     /** BullMQ's key prefix; the braces keep each queue's keys in one Cluster slot. */
     bullPrefix: () => `${prefix}{bull}`,
     /** Live consumers of a group (sorted set scored by heartbeat). */

@@ -1,6 +1,6 @@
 // Relation facts in Redis: set a user's like/fav on a post to an absolute state (one Lua
 // step that also appends the counter event), and read the viewer's own state.
-import { conflict } from '../errors.js';
+import { conflict, unavailable } from '../errors.js';
 import { checkText } from '../text.js';
 import type { EntityRef, Keys } from '../redis/keys.js';
 import { isCluster } from '../redis/client.js';
@@ -10,6 +10,8 @@ import { FOLLOW, FOLLOW_SDS_INDEX, USER } from './follows.js';
 import { METRICS, POST, type Metric, type RelationKind } from './kinds.js';
 
 export const IDEMPOTENCY_TTL_S = 24 * 3600;
+/** setRelation's reply when Redis does not hold the entity's facts (lua/setRelation-6.lua). */
+const NOT_RESTORED = -3;
 export const IDEMPOTENCY_KEY_MAX = 255;
 
 export interface SetRelationInput {
@@ -45,7 +47,19 @@ export interface ViewerState {
   faved: boolean;
 }
 
-export function createRelationStore(redis: ScriptedRedis, keys: Keys) {
+/** A relation's facts for one entity, or null when Redis does not hold them (lost, not yet restored). */
+export type FactsOrUnknown<T> = T | null;
+
+export interface RelationStoreDeps {
+  /**
+   * Brings an entity's facts back from PostgreSQL after Redis lost them
+   * (src/recovery/entityRestore.ts); a write waits for it instead of deciding against nothing.
+   * Without it (tools that own their Redis) such a write is refused.
+   */
+  restore?: (entity: EntityRef) => Promise<void>;
+}
+
+export function createRelationStore(redis: ScriptedRedis, keys: Keys, deps: RelationStoreDeps = {}) {
   const conflictError = () =>
     conflict('idempotencyKey was already used for a different request; use a new key for a new action');
 
@@ -65,11 +79,13 @@ export function createRelationStore(redis: ScriptedRedis, keys: Keys) {
     }
 
     const partition = keys.partitionOf(entity);
-    const reply = await redis.setRelation(
+    const attempt = () => redis.setRelation(
       keys.chunkIndex(metric.name, entity),
       keys.arrayIndex(metric.name, entity),
       keys.outbox(partition),
       keys.idempotency(entity, userId, key ?? ''),
+      keys.ready(partition),
+      keys.restored(partition),
       keys.partitionTag(partition),
       active ? 1 : 0,
       keys.prefix,
@@ -82,6 +98,12 @@ export function createRelationStore(redis: ScriptedRedis, keys: Keys) {
       userId,
       authorId,
     );
+    let reply = await attempt();
+    if (reply === NOT_RESTORED && deps.restore) {
+      await deps.restore(entity);
+      reply = await attempt();
+    }
+    if (reply === NOT_RESTORED) throw unavailable(`${entity.type} ${entity.id} is being restored after a Redis restart; try again shortly`, 1000);
     if (reply === -1) throw conflictError();
     if (!Array.isArray(reply)) throw new Error(`setRelation failed with code ${reply}`);
     const [status, changed, eventId] = reply;
@@ -89,19 +111,23 @@ export function createRelationStore(redis: ScriptedRedis, keys: Keys) {
   }
 
   /**
-   * Whether `userId` has each of `metrics` on each entity (`[entity][metric]`): one script
-   * call per command group (the whole page on a single Redis, a partition on a Cluster), all
-   * issued in one tick, so auto-pipelining sends them as one round trip.
+   * Whether `userId` has each of `metrics` on each entity (`[entity][metric]`), null for an
+   * entity whose facts Redis does not hold: one script call per command group (the whole page
+   * on a single Redis, a partition on a Cluster), all issued in one tick, so auto-pipelining
+   * sends them as one round trip.
    */
-  async function hasFacts(userId: number, type: string, metrics: readonly string[], ids: readonly number[]): Promise<boolean[][]> {
+  async function hasFacts(userId: number, type: string, metrics: readonly string[], ids: readonly number[]): Promise<FactsOrUnknown<boolean[]>[]> {
     const partitions = ids.map((id) => keys.partitionOf({ type, id }));
-    const answers: boolean[][] = new Array(ids.length);
+    const answers: FactsOrUnknown<boolean[]>[] = new Array(ids.length);
+    const stride = metrics.length + 1; // per entity: whether Redis holds it, then each metric
     await Promise.all(
       commandGroups(ids, (_, i) => partitions[i]!, isCluster(redis)).map(async (indexes) => {
         const args: (string | number)[] = [keys.chunkIndex(metrics[0]!, { type, id: ids[indexes[0]!]! }), keys.prefix, userId, type, metrics.join(',')];
         for (const i of indexes) args.push(keys.partitionTag(partitions[i]!), ids[i]!);
         const reply = await redis.hasFacts(...args);
-        indexes.forEach((i, k) => (answers[i] = metrics.map((_, m) => reply[k * metrics.length + m] === 1)));
+        indexes.forEach((i, k) => {
+          answers[i] = reply[k * stride] === 1 ? metrics.map((_, m) => reply[k * stride + 1 + m] === 1) : null;
+        });
       }),
     );
     return answers;
@@ -125,14 +151,14 @@ export function createRelationStore(redis: ScriptedRedis, keys: Keys) {
         idempotencyKey: input.idempotencyKey,
       }),
 
-    /** Whether the viewer follows each user, in order. */
-    follows: async (viewerId: number, userIds: readonly number[]) =>
-      (await hasFacts(viewerId, USER, [FOLLOW], userIds)).map(([follows]) => follows!),
+    /** Whether the viewer follows each user, in order (null where Redis does not hold the facts). */
+    follows: async (viewerId: number, userIds: readonly number[]): Promise<FactsOrUnknown<boolean>[]> =>
+      (await hasFacts(viewerId, USER, [FOLLOW], userIds)).map((facts) => (facts ? facts[0]! : null)),
 
-    /** The viewer's like and fav on each post, in order. */
-    async viewerStates(userId: number, postIds: readonly number[]): Promise<ViewerState[]> {
+    /** The viewer's like and fav on each post, in order (null where Redis does not hold the facts). */
+    async viewerStates(userId: number, postIds: readonly number[]): Promise<FactsOrUnknown<ViewerState>[]> {
       const facts = await hasFacts(userId, POST, [METRICS.LIKE.name, METRICS.FAV.name], postIds);
-      return facts.map(([liked, faved]) => ({ liked: liked!, faved: faved! }));
+      return facts.map((f) => (f ? { liked: f[0]!, faved: f[1]! } : null));
     },
   };
 }

@@ -3,7 +3,8 @@
 // every reader (membership, counting) agreeing with a plain Set after random changes made
 // through the write path (setRelation) and the recovery path (writeFact).
 import { Redis } from 'ioredis';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createReadiness } from '../../src/recovery/readiness.js';
 import { createKeys, type EntityRef } from '../../src/redis/keys.js';
 import { withScripts } from '../../src/redis/scripts.js';
 import { createRelationStore } from '../../src/relations/relationStore.js';
@@ -17,6 +18,7 @@ const store = createRelationStore(redis, keys);
 const LIKE = { name: 'like', sdsIndex: 1 };
 const CHUNK = 32_768;
 
+beforeAll(() => createReadiness(redis, keys).markAllReady());
 afterAll(async () => {
   await deleteKeys(prefix);
   redis.disconnect();
@@ -185,7 +187,7 @@ describe('relation sets', () => {
       return send(command, ...rest);
     };
     try {
-      const states = await store.viewerStates(viewer, posts.map((p) => p.id));
+      const states = (await store.viewerStates(viewer, posts.map((p) => p.id))).map((s) => s!);
       expect(states.map((s) => s.liked)).toEqual(posts.map((_, i) => i % 3 === 0));
     } finally {
       redis.sendCommand = send;

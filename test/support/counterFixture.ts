@@ -9,6 +9,7 @@ import { OUTBOX_SOURCE, createRedisStreamsLog } from '../../src/events/redisStre
 import type { EventBatch } from '../../src/events/types.js';
 import { createLogger } from '../../src/log.js';
 import { createRedis } from '../../src/redis/client.js';
+import { createReadiness } from '../../src/recovery/readiness.js';
 import { createKeys } from '../../src/redis/keys.js';
 import { withScripts } from '../../src/redis/scripts.js';
 import { createRelationStore } from '../../src/relations/relationStore.js';
@@ -24,6 +25,8 @@ export function createCounterFixture(options: { partitions?: number; leaseMs?: n
   const logger = createLogger({ logLevel: process.env.LOG_LEVEL ?? 'silent' });
   const redis = withScripts(createRedis(TEST_REDIS_URL, logger));
   const relations = createRelationStore(redis, keys);
+  // A deployment whose Redis holds every fact (no recovery in these tests), marked on first write.
+  let ready: Promise<void> | null = null;
   const aggregator = createAggregator({ redis, keys, logger });
   const flusher = createFlusher({ redis, keys });
   const postCounters = createPostCounters({ redis, keys });
@@ -44,8 +47,10 @@ export function createCounterFixture(options: { partitions?: number; leaseMs?: n
     eventLog: (batchSize = 100) =>
       createRedisStreamsLog({ redis, keys, logger, batchSize, leaseMs, retentionMs: 0, idlePollMs: 10, trimIntervalMs: 0 }),
 
-    set: (userId: number, postId: number, active = true, kind: RelationKind = 'LIKE') =>
-      relations.set({ userId, postId, authorId: 1, kind, active }),
+    set: async (userId: number, postId: number, active = true, kind: RelationKind = 'LIKE') => {
+      await (ready ??= createReadiness(redis, keys).markAllReady());
+      return relations.set({ userId, postId, authorId: 1, kind, active });
+    },
 
     /** Outbox entries of a partition as the event log would deliver them (optionally a range). */
     async batchOf(partition: number, start = '-', end = '+'): Promise<EventBatch> {

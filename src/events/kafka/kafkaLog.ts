@@ -165,10 +165,24 @@ export function createKafkaLog(options: KafkaLogOptions): EventLog {
     }
   }
 
+  /** Resolves a check that turns true once `group` has committed past every message the topic holds now. */
+  async function consumedUpToNow(group: string): Promise<() => Promise<boolean>> {
+    const kafkaAdmin = await connectedAdmin();
+    const ends = await kafkaAdmin.fetchTopicOffsets(topic);
+    return async () => {
+      const [committed] = await kafkaAdmin.fetchOffsets({ groupId: options.groupPrefix + group, topics: [topic] });
+      return ends.every((end) => {
+        const at = Number(committed?.partitions.find((p) => p.partition === end.partition)?.offset ?? -1);
+        return Math.max(at, Number(end.low)) >= Number(end.high);
+      });
+    };
+  }
+
   return {
     subscribe,
     lag,
     readHistory,
+    consumedUpToNow,
     async historyComplete() {
       const ends = await (await connectedAdmin()).fetchTopicOffsets(topic);
       return ends.every((e) => Number(e.low) === 0);

@@ -9,6 +9,8 @@
     KEYS[2] array block index   rai:{pN}:<metric>:<type>:<id>    includes/relationSet)
     KEYS[3] outbox stream       ob:{pN}
     KEYS[4] idempotency record  idem:{pN}:<user>:<key>   (untouched when ARGV[4] is '')
+    KEYS[5] partition ready     ready:{pN}      (see includes/readiness.lua)
+    KEYS[6] entities restored   restored:{pN}
 
     ARGV[1] partition tag "{pN}"   ARGV[2] desired state (0 or 1)   ARGV[3] key prefix
     ARGV[4] request fingerprint, '' when the request has no idempotency key
@@ -21,6 +23,8 @@
     { 2, changed, '' }       replayed: the key was used before for this same request
     -1                       the key was used before for a different request (nothing changed)
     -2                       invalid arguments (nothing changed)
+    -3                       Redis does not hold this entity's facts yet (lost, not yet
+                             restored from PostgreSQL): nothing changed, nothing decided
 ]]
 --- @include "includes/relationSet"
 local rcall = redis.call
@@ -33,6 +37,9 @@ if not userId or userId < 0 or userId > 9007199254740991 or userId % 1 ~= 0 or (
   or not ttl or ttl <= 0 or string.find(fingerprint, '|', 1, true) then
   return -2
 end
+
+-- Decide nothing against facts Redis does not hold (see includes/readiness.lua).
+if rcall('EXISTS', KEYS[5]) == 0 and rcall('SISMEMBER', KEYS[6], ARGV[6] .. ':' .. ARGV[7]) == 0 then return -3 end
 
 if fingerprint ~= '' then
   local first = rcall('GET', KEYS[4])

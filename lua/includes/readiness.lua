@@ -1,0 +1,14 @@
+-- Whether Redis holds an entity's facts: after Redis lost its data they must come back from
+-- PostgreSQL before anything is decided against them. A partition is ready (`ready:{pN}`)
+-- when all of its entities are; during a recovery, each entity restored so far is a member
+-- of `restored:{pN}`. Only the deployment check and recovery write these keys: nothing a
+-- running process recreates by itself can make an empty Redis look ready.
+local readyPartitions = {} -- per call: one EXISTS per partition, however many entities
+local function entityReady(prefix, tag, entity)
+  local ready = readyPartitions[tag]
+  if ready == nil then
+    ready = redis.call('EXISTS', prefix .. 'ready:' .. tag) == 1
+    readyPartitions[tag] = ready
+  end
+  return ready or redis.call('SISMEMBER', prefix .. 'restored:' .. tag, entity) == 1
+end

@@ -1,0 +1,94 @@
+// Restores one entity's facts (and a post's counters) from PostgreSQL after Redis lost its
+// data, before anything is decided against them: a write on an entity Redis does not hold
+// yet calls this first, and so does the recovery for every entity. One restorer at a time
+// per entity (a lock in Redis); an entity already restored, or in a ready partition, is left
+// alone, so facts written since are never overwritten with PostgreSQL's older copy.
+import { randomUUID } from 'node:crypto';
+import type { Rebuilder } from '../counters/rebuild.js';
+import type { FactStore } from '../db/facts.js';
+import { unavailable } from '../errors.js';
+import type { Logger } from '../log.js';
+import type { EntityRef, Keys } from '../redis/keys.js';
+import type { ScriptedRedis } from '../redis/scripts.js';
+import { POST } from '../relations/kinds.js';
+import type { Readiness } from './readiness.js';
+
+const PAGE = 2000;
+const LOCK_MS = 15_000;
+const POLL_MS = 50;
+
+export interface EntityRestoreDeps {
+  redis: ScriptedRedis;
+  keys: Keys;
+  facts: FactStore;
+  readiness: Readiness;
+  rebuilder: Rebuilder;
+  /**
+   * True once PostgreSQL holds every event the durable log still has. With Kafka, events
+   * relayed before the loss may still be on their way to PostgreSQL: restoring before they
+   * arrive would lose them. The Redis outbox went with the data, so there it is always true.
+   */
+  durableLogSettled: () => Promise<boolean>;
+  logger: Logger;
+}
+
+export function createEntityRestorer(deps: EntityRestoreDeps) {
+  const { redis, keys, facts, readiness, logger } = deps;
+
+  async function copyFacts(entity: EntityRef, renew: () => Promise<void>): Promise<number> {
+    let after = 0;
+    let copied = 0;
+    for (;;) {
+      const page = await facts.activeOf(entity.type, entity.id, after, PAGE);
+      if (page.length === 0) return copied;
+      const tag = keys.partitionTag(keys.partitionOf(entity));
+      // Auto-pipelining sends the page's writes together.
+      await Promise.all(
+        page.map((f) => redis.writeFact(keys.chunkIndex(f.kind, entity), keys.prefix, tag, keys.relationBase(f.kind, entity), f.userId, 1)),
+      );
+      copied += page.length;
+      after = page.at(-1)!.userId;
+      await renew();
+    }
+  }
+
+  /** Restores the entity while holding its lock; false when another process holds it. */
+  async function restoreLocked(entity: EntityRef): Promise<boolean> {
+    const lock = keys.restoreLock(entity);
+    const token = randomUUID();
+    if ((await redis.set(lock, token, 'PX', LOCK_MS, 'NX')) !== 'OK') return false;
+    const renew = async () => {
+      if ((await redis.renewLease(lock, token, LOCK_MS)) !== 1) throw new Error(`lost the restore lock of ${keys.entityName(entity)}`);
+    };
+    try {
+      // Checked under the lock: a restorer that finished just before must not be repeated.
+      if (await readiness.entityReady(entity)) return true;
+      const started = Date.now();
+      const copied = await copyFacts(entity, renew);
+      if (entity.type === POST) await deps.rebuilder.rebuild(entity);
+      await readiness.markRestored(entity);
+      logger.debug({ entity: keys.entityName(entity), facts: copied, ms: Date.now() - started }, 'restored from PostgreSQL');
+      return true;
+    } finally {
+      await redis.releaseLease(lock, token);
+    }
+  }
+
+  return {
+    /**
+     * Resolves once Redis holds the entity's facts, restoring them if no one else is; throws a
+     * retryable error when that takes longer than `timeoutMs`.
+     */
+    async restore(entity: EntityRef, timeoutMs = 10_000): Promise<void> {
+      const deadline = Date.now() + timeoutMs;
+      while (Date.now() < deadline) {
+        if (await readiness.entityReady(entity)) return;
+        if ((await deps.durableLogSettled()) && (await restoreLocked(entity))) return;
+        await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+      }
+      throw unavailable(`${entity.type} ${entity.id} is being restored after a Redis restart; try again shortly`, 1000);
+    },
+  };
+}
+
+export type EntityRestorer = ReturnType<typeof createEntityRestorer>;
