@@ -5,12 +5,13 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { converge, judgeChanged, type Convergence } from './checks.js';
+import { converge, judgeChanged, type ChangedVerdict, type Convergence } from './checks.js';
 import { cleanupAll, onCleanup } from './cleanup.js';
 import { gql } from './client.js';
 import { startDeployment, type Deployment, type EventLogMode } from './deployment.js';
 import { AOF_BOUND_MS, FAULTS, type Fault, type FaultResult } from './faults.js';
 import { startChaosKafka, type ChaosKafka } from './kafka.js';
+import { summarizeLogs } from './logs.js';
 import type { Row } from './report.js';
 import { GroundTruth, type Loss } from './truth.js';
 import { createRng, planFlips, planRandom, runLoad, type Actors } from './workload.js';
@@ -78,7 +79,7 @@ async function runRow(mode: EventLogMode, fault: Fault, kafka: ChaosKafka | null
   let planned = 0;
   let loadMs = 0;
   let final: Convergence | null = null;
-  let changed = { wrong: 0, judged: 0, againstKnown: 0, details: [] as string[] };
+  let changed: ChangedVerdict = { wrong: 0, wrongAfterLoss: 0, judged: 0, againstKnown: 0, details: [] };
   let loss: Loss | null = null;
   let dep: Deployment | null = null;
   try {
@@ -147,7 +148,9 @@ async function runRow(mode: EventLogMode, fault: Fault, kafka: ChaosKafka | null
   if (final && !final.converged) {
     failures.push(`did not converge within ${(options.convergeCapMs ?? 60_000) / 1000} s${v && v.countsNotCurrent > 0 ? ` (${v.countsNotCurrent} posts' counts without a current asOf)` : ''}${final.lastError ? `; last read error: ${final.lastError}` : ''}`);
   }
-  if (changed.wrong > 0) failures.push(`${changed.wrong} of ${changed.judged} acknowledgements answered the wrong \`changed\``);
+  if (changed.wrong > 0) {
+    failures.push(`${changed.wrong} of ${changed.judged} acknowledgements answered the wrong \`changed\`${loss ? ` (${changed.wrongAfterLoss} of them after Redis came back)` : ''}`);
+  }
   if (truth.unacked.length > 0) failures.push(`${truth.unacked.length} operations never acknowledged (e.g. ${truth.unacked[0]!.reason})`);
   if (!final && failures.length === 0) failures.push('no final check');
   const row: Row = {
@@ -158,6 +161,8 @@ async function runRow(mode: EventLogMode, fault: Fault, kafka: ChaosKafka | null
     lost: v?.lost ?? 0,
     lostWithinLag: v?.lostWithinLag ?? 0,
     lagMs: v?.lagMs ?? null,
+    atRisk: loss ? (v?.atRisk ?? 0) : null,
+    atRiskLagMs: v?.atRiskLagMs ?? null,
     boundMs: fault.name === 'redis-aof-kill' ? AOF_BOUND_MS : null,
     doubled: v?.doubled ?? 0,
     short: v?.short ?? 0,
@@ -173,6 +178,7 @@ async function runRow(mode: EventLogMode, fault: Fault, kafka: ChaosKafka | null
     notes,
     details: [...(v?.details ?? []), ...changed.details],
     logDir,
+    logSummary: summarizeLogs(logDir),
     ms: { load: loadMs, row: Date.now() - rowStart },
   };
   options.onRow?.(row);

@@ -81,6 +81,9 @@ export interface Verdict {
   lostWithinLag: number;
   /** Longest time between such a change's acknowledgement and the loss. */
   lagMs: number | null;
+  /** Facts at risk at a loss (their truth then was not in the durable copy), and the longest such lag: the durable copy's lag. */
+  atRisk: number;
+  atRiskLagMs: number | null;
   /** Count units above the truly active facts, and below them, summed over posts and kinds. */
   doubled: number;
   short: number;
@@ -113,8 +116,16 @@ function expectedState(truth: GroundTruth, loss: Loss | null, key: FactKey, obse
 }
 
 export function judge(truth: GroundTruth, loss: Loss | null, obs: Observation, actors: Actors, countsSince: number): Verdict {
-  const v: Verdict = { lost: 0, lostWithinLag: 0, lagMs: null, doubled: 0, short: 0, wrongState: 0, pgMismatches: obs.pgStrangers, countsNotCurrent: 0, details: [] };
+  const v: Verdict = { lost: 0, lostWithinLag: 0, lagMs: null, atRisk: 0, atRiskLagMs: null, doubled: 0, short: 0, wrongState: 0, pgMismatches: obs.pgStrangers, countsNotCurrent: 0, details: [] };
   if (obs.pgStrangers > 0) v.details.push(`PostgreSQL holds ${obs.pgStrangers} post facts the workload never wrote`);
+  if (loss) {
+    for (const key of truth.facts()) {
+      if (truth.stateBefore(key, loss.restartAt) === (loss.known.get(key) ?? false)) continue;
+      v.atRisk++;
+      const lastBefore = truth.acksOf(key).filter((a) => a.ackedAt < loss.restartAt).at(-1);
+      if (lastBefore) v.atRiskLagMs = Math.max(v.atRiskLagMs ?? 0, loss.at - lastBefore.ackedAt);
+    }
+  }
   const expected = new Map<FactKey, boolean>();
   for (const user of actors.users) {
     for (const post of actors.postIds) {
@@ -170,8 +181,18 @@ export const clean = (v: Verdict) => v.lost + v.doubled + v.short + v.wrongState
  * durable copy, or the first result when its idempotency record survived); every later one
  * against the truth.
  */
-export function judgeChanged(truth: GroundTruth, loss: Loss | null): { wrong: number; judged: number; againstKnown: number; details: string[] } {
+export interface ChangedVerdict {
+  wrong: number;
+  /** Of them, answered after Redis came back from a loss. */
+  wrongAfterLoss: number;
+  judged: number;
+  againstKnown: number;
+  details: string[];
+}
+
+export function judgeChanged(truth: GroundTruth, loss: Loss | null): ChangedVerdict {
   let wrong = 0;
+  let wrongAfterLoss = 0;
   let judged = 0;
   let againstKnown = 0;
   const details: string[] = [];
@@ -192,12 +213,13 @@ export function judgeChanged(truth: GroundTruth, loss: Loss | null): { wrong: nu
       const want = ack.op.active !== reference;
       if (ack.changed !== want) {
         wrong++;
+        if (loss && ack.ackedAt >= loss.restartAt) wrongAfterLoss++;
         if (details.length < 20) details.push(`changed: ${key} set ${ack.op.active} at ${new Date(ack.ackedAt).toISOString()} answered ${ack.changed}, expected ${want}`);
       }
       before = ack.op.active;
     }
   }
-  return { wrong, judged, againstKnown, details };
+  return { wrong, wrongAfterLoss, judged, againstKnown, details };
 }
 
 export interface Convergence {

@@ -1,6 +1,7 @@
 // One row per fault and event log, printed as a table and written as JSON.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
+import type { LogLine } from './logs.js';
 
 export interface Row {
   eventLog: string;
@@ -12,6 +13,9 @@ export interface Row {
   lostWithinLag: number;
   /** Longest time from such a change's acknowledgement to the loss. */
   lagMs: number | null;
+  /** After a Redis loss: facts whose truth at the loss was not in the durable copy, and the longest such lag. */
+  atRisk: number | null;
+  atRiskLagMs: number | null;
   /** The AOF row's bound on that time. */
   boundMs: number | null;
   doubled: number;
@@ -29,6 +33,8 @@ export interface Row {
   notes: string[];
   details: string[];
   logDir: string;
+  /** The processes' warnings and errors, counted by message. */
+  logSummary: LogLine[];
   ms: { load: number; row: number };
 }
 
@@ -40,14 +46,21 @@ const errorsText = (errors: Record<string, number>) =>
     .map(([code, n]) => `${code}:${n}`)
     .join(' ') || '-';
 
+/** `lost within the lag / at risk (the lag)`; for the AOF row also its bound. */
+function lagCell(r: Row): string {
+  if (r.atRisk === null) return '-';
+  const lag = r.lostWithinLag > 0 ? r.lagMs : r.atRiskLagMs;
+  return `${r.lostWithinLag}/${r.atRisk} (${lag ?? 0} ms${r.boundMs !== null ? `, bound ${r.boundMs}` : ''})`;
+}
+
 export function formatTable(rows: Row[]): string {
-  const header = ['log', 'fault', 'acked/ops', 'lost', 'lost≤lag (lag)', 'doubled', 'short', 'wrong state', 'wrong changed', 'pg', 'client errors', 'converge', 'result'];
+  const header = ['log', 'fault', 'acked/ops', 'lost', 'lost≤lag/at risk (lag)', 'doubled', 'short', 'wrong state', 'wrong changed', 'pg', 'client errors', 'converge', 'result'];
   const lines = rows.map((r) => [
     r.eventLog,
     r.fault,
     `${r.ops.acked}/${r.ops.planned}`,
     String(r.lost),
-    r.lostWithinLag > 0 || r.lagMs !== null ? `${r.lostWithinLag} (${r.lagMs ?? 0} ms${r.boundMs !== null ? `, bound ${r.boundMs}` : ''})` : r.boundMs !== null ? `0 (bound ${r.boundMs} ms)` : '-',
+    lagCell(r),
     String(r.doubled),
     String(r.short),
     String(r.wrongState),
@@ -70,7 +83,10 @@ export function formatFindings(rows: Row[]): string {
     for (const n of r.notes) out.push(`    note: ${n}`);
     for (const f of r.failures) out.push(`    failed: ${f}`);
     if (!r.pass) for (const d of r.details.slice(0, 8)) out.push(`    e.g. ${d}`);
-    if (!r.pass) out.push(`    logs: ${r.logDir}`);
+    if (!r.pass) {
+      for (const l of r.logSummary.filter((l) => l.level !== 'warn').slice(0, 10)) out.push(`    log: ${l.process} ${l.level} ×${l.count} from ${l.first.slice(11, 23)}: ${l.msg}`);
+      out.push(`    logs: ${r.logDir}`);
+    }
   }
   return out.join('\n');
 }

@@ -71,6 +71,13 @@ export class GroundTruth {
     return this.acksOf(key).at(-1)?.op.active ?? false;
   }
 
+  /** The state after the changes acknowledged before `t`. */
+  stateBefore(key: FactKey, t: number): boolean {
+    let state = false;
+    for (const ack of this.acksOf(key)) if (ack.ackedAt < t) state = ack.op.active;
+    return state;
+  }
+
   lastAckAt(): number {
     return this.acks.reduce((max, a) => Math.max(max, a.ackedAt), 0);
   }
