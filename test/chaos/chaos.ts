@@ -111,8 +111,12 @@ async function runRow(mode: EventLogMode, fault: Fault, kafka: ChaosKafka | null
         notes.unshift(`injected at ${Math.round((fault.at ?? 0.3) * 100)}% of the load`);
         return fault.inject(ctx);
       });
-      const [done, result] = await Promise.all([load.done, injected]);
-      faultResult = result;
+      // Both settle before anything is judged or stopped: a failed fault must not leave the load running.
+      const [loadOutcome, faultOutcome] = await Promise.allSettled([load.done, injected]);
+      if (loadOutcome.status === 'rejected') throw loadOutcome.reason;
+      if (faultOutcome.status === 'rejected') throw faultOutcome.reason;
+      const done = loadOutcome.value;
+      faultResult = faultOutcome.value;
       loadMs = done.endedAt - done.startedAt;
       loadEnd = done.endedAt;
     } else {

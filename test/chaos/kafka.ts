@@ -84,23 +84,47 @@ export async function readTopicFacts(brokers: string[], topic: string, beforeMs:
 }
 
 /**
- * Sets the groups' committed offsets back to the earliest. Kafka (and kafkajs) refuse this
- * while a group has members, so the caller stops the consumers first; this waits until the
- * groups are empty.
+ * Sets the groups' committed offsets back to the earliest. kafkajs' admin setOffsets and
+ * resetOffsets first ask DescribeGroups, which librdkafka's mock cluster does not implement
+ * ("does not support the requested API version"), so the harness commits as a member of each
+ * group instead: it joins, and once it holds every partition (the caller stopped the real
+ * consumers, so it is alone) commits offset 0 for each, then leaves.
  */
 export async function rewindGroups(brokers: string[], topic: string, groupIds: string[]): Promise<void> {
-  const admin = client(brokers).admin();
+  const kafka = client(brokers);
+  const admin = kafka.admin();
   await admin.connect();
-  try {
-    const deadline = Date.now() + 60_000;
-    for (;;) {
-      const { groups } = await admin.describeGroups(groupIds);
-      if (groups.every((g) => g.state === 'Empty' || g.state === 'Dead')) break;
-      if (Date.now() > deadline) throw new Error(`consumer groups still have members: ${groups.map((g) => `${g.groupId}=${g.state}`).join(', ')}`);
-      await new Promise((r) => setTimeout(r, 250));
+  const partitions = (await admin.fetchTopicOffsets(topic)).map((p) => p.partition);
+  await admin.disconnect();
+  for (const groupId of groupIds) {
+    const consumer = kafka.consumer({ groupId, sessionTimeout: 10_000, heartbeatInterval: 1000 });
+    let release = () => {};
+    await consumer.connect();
+    try {
+      await consumer.subscribe({ topic, fromBeginning: true });
+      const joined = new Promise<number[]>((resolve) =>
+        consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => resolve(payload.memberAssignment[topic] ?? [])),
+      );
+      // Nothing is processed: the batch handler parks until the rewind is committed.
+      const parked = new Promise<void>((r) => (release = r));
+      await consumer.run({ autoCommit: false, eachBatch: () => parked });
+      const assigned = await Promise.race([joined, new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`joining ${groupId} timed out`)), 60_000))]);
+      if (assigned.length !== partitions.length) throw new Error(`${groupId} still has other members (the harness got ${assigned.length} of ${partitions.length} partitions)`);
+      await consumer.commitOffsets(partitions.map((partition) => ({ topic, partition, offset: '0' })));
+    } finally {
+      release();
+      await consumer.disconnect();
     }
-    for (const groupId of groupIds) await admin.resetOffsets({ groupId, topic, earliest: true });
+  }
+  const check = kafka.admin();
+  await check.connect();
+  try {
+    for (const groupId of groupIds) {
+      const [committed] = await check.fetchOffsets({ groupId, topics: [topic] });
+      const moved = committed?.partitions.filter((p) => p.offset !== '0') ?? [];
+      if (moved.length > 0) throw new Error(`rewinding ${groupId} did not take: ${JSON.stringify(moved)}`);
+    }
   } finally {
-    await admin.disconnect();
+    await check.disconnect();
   }
 }

@@ -68,6 +68,12 @@ const out = values.out ?? env.CHAOS_OUT ?? projectPath('test/artifacts/chaos.jso
 const logDir = projectPath('test/artifacts/chaos-logs');
 
 installSignalHandlers();
+// kafkajs sets a negative timer when it disconnects (Node warns, harmlessly); keep the output readable.
+const warn = process.listeners('warning');
+process.removeAllListeners('warning');
+process.on('warning', (w) => {
+  if (w.name !== 'TimeoutNegativeWarning') for (const l of warn) l(w);
+});
 rmSync(logDir, { recursive: true, force: true }); // the logs of the latest run only
 const startedAt = new Date();
 console.log(`chaos: event logs ${eventLogs.join(', ')}; scale ${JSON.stringify(scale)}; seed ${seed}; logs in ${logDir}`);
