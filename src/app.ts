@@ -54,9 +54,10 @@ export function createApp(config: Config, options: AppOptions = {}) {
     db,
     logger,
     durableLogSettled: eventLogs.durableLogSettled,
+    durableLogWritten: eventLogs.durableLogWritten,
     rebuildLockMs: config.rebuildLockMs,
   });
-  const { facts } = recoveryParts;
+  const { facts, hasDurableState } = recoveryParts;
   // BullMQ producers (rebuild requests from the read path); blocking-safe connection.
   const jobsRedis = createRedis(config, logger, { connectionName: 'tally-jobs', forJobs: true });
   const rebuildRequests = createRebuildRequests(jobsRedis, keys, logger);
@@ -117,7 +118,7 @@ export function createApp(config: Config, options: AppOptions = {}) {
     workers,
 
     async start(): Promise<{ url: string }> {
-      const deployment = await checkDeployment(redis, keys, facts.hasAny);
+      const deployment = await checkDeployment(redis, keys, hasDurableState);
       if (deployment.notReady.length > 0) {
         logger.error({ partitions: deployment.notReady }, 'Redis has lost its data: it is being recovered from PostgreSQL, which answers meanwhile');
       }

@@ -1,5 +1,7 @@
 // Every setting Tally reads from the environment, validated once at start so a bad value
 // fails fast with a message naming the variable (docs/operations.md lists them all).
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
 import type { Budget, BudgetName } from './limits/rateLimiter.js';
 
 export type Role = 'all' | 'api' | 'worker';
@@ -51,6 +53,11 @@ export interface Config {
   eventRetentionMs: number;
   /** A consumer that stops renewing its partition lease loses it after this long. */
   consumerLeaseMs: number;
+  /**
+   * This process's name in consumer groups. Stable across restarts (MEMBER_ID), a restarted
+   * worker takes its partitions back at once; unset, each start is a new member.
+   */
+  memberId: string;
   /** How long a post lookup made to validate a mutation is reused. */
   postCacheTtlMs: number;
   /** How long a feed page (the posts, not their counts) is reused by this process. */
@@ -163,6 +170,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     capacity: integer(capacityName, capacity, 1, 1_000_000),
     windowMs: integer(windowName, windowMs, 100, 86_400_000),
   });
+  const memberId = (): string => {
+    const raw = env.MEMBER_ID;
+    if (raw === undefined || raw === '') return `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
+    if (!/^[\w.:-]{1,100}$/.test(raw)) problems.push(`MEMBER_ID must be 1 to 100 letters, digits, '_', '.', ':' or '-' (got "${raw}")`);
+    return raw;
+  };
   const flag = (name: string, fallback: boolean): boolean => {
     const raw = env[name];
     if (raw === undefined || raw === '') return fallback;
@@ -214,7 +227,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     flushIntervalMs: integer('FLUSH_INTERVAL_MS', 500, 50, 60_000),
     flushPartitionsPerJob: integer('FLUSH_PARTITIONS_PER_JOB', 4, 1, 1024),
     eventRetentionMs: integer('EVENT_RETENTION_MS', 3_600_000, 0, 30 * 24 * 3_600_000),
-    consumerLeaseMs: integer('CONSUMER_LEASE_MS', 10_000, 500, 300_000),
+    // Renewed every third of it: a dead member's partitions move within this long.
+    consumerLeaseMs: integer('CONSUMER_LEASE_MS', 3000, 500, 300_000),
+    memberId: memberId(),
     postCacheTtlMs: integer('POST_CACHE_TTL_MS', 30_000, 0, 3_600_000),
     feedCacheTtlMs: integer('FEED_CACHE_TTL_MS', 1000, 0, 60_000),
     jobLockMs: integer('JOB_LOCK_MS', 30_000, 1000, 600_000),
@@ -261,7 +276,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       createTopic: flag('KAFKA_CREATE_TOPIC', false),
       topicPartitions: integer('KAFKA_TOPIC_PARTITIONS', 16, 1, 10_000),
       idempotent: flag('KAFKA_IDEMPOTENT', true),
-      sessionTimeoutMs: integer('KAFKA_SESSION_TIMEOUT_MS', 30_000, 3000, 600_000),
+      // Brokers refuse less than their group.min.session.timeout.ms (6 s by default).
+      sessionTimeoutMs: integer('KAFKA_SESSION_TIMEOUT_MS', 10_000, 3000, 600_000),
       ssl: flag('KAFKA_SSL', false),
       sasl: saslConfig(),
     },

@@ -113,6 +113,7 @@ export function createWorkers(config: Config, keys: Keys, logger: Logger, metric
     db,
     logger,
     durableLogSettled: eventLogs.durableLogSettled,
+    durableLogWritten: eventLogs.durableLogWritten,
     rebuildLockMs: config.rebuildLockMs,
   });
   const recoveryWatch = createRecoveryWatch({ readiness, recovery, logger, ensureSchedules });

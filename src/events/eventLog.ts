@@ -20,6 +20,7 @@ export function createEventLogs(config: Config, redis: ScriptedRedis, keys: Keys
     logger,
     batchSize: config.aggregatorBatchSize,
     leaseMs: config.consumerLeaseMs,
+    memberId: config.memberId,
     retentionMs: config.eventRetentionMs,
   });
   if (config.eventLog === 'redis') {
@@ -30,6 +31,7 @@ export function createEventLogs(config: Config, redis: ScriptedRedis, keys: Keys
       lag: () => outbox.lag(),
       // The outbox is lost with the rest of Redis: no event in it is still on its way to PostgreSQL.
       durableLogSettled: async () => true,
+      durableLogWritten: async () => false,
       close: async () => {},
     };
   }
@@ -53,6 +55,8 @@ export function createEventLogs(config: Config, redis: ScriptedRedis, keys: Keys
     /** Lag of every group: the relay on the outbox, the consumers on Kafka. */
     lag: async () => [...(await outbox.lag()), ...(await consumed.lag())],
     durableLogSettled: persistedEverythingIn(consumed),
+    /** Events in Kafka outlive Redis: a Redis without its deployment record next to them lost its data. */
+    durableLogWritten: async () => (await consumed.everWritten?.()) ?? false,
     close: () => consumed.close(),
   };
 }

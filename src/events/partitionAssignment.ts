@@ -77,8 +77,11 @@ export function createPartitionAssignment(options: AssignmentOptions) {
     }
     for (const partition of desired) {
       if (owned.has(partition) || signal.stopped) continue;
-      const acquired = await redis.set(keys.lease(partition, group), memberId, 'PX', leaseMs, 'NX');
-      if (acquired === 'OK') owned.set(partition, options.onAssigned(partition));
+      const lease = keys.lease(partition, group);
+      // A lease under our own name is ours from before a restart (a stable MEMBER_ID): take it at once.
+      const acquired =
+        (await redis.renewLease(lease, memberId, leaseMs)) === 1 || (await redis.set(lease, memberId, 'PX', leaseMs, 'NX')) === 'OK';
+      if (acquired) owned.set(partition, options.onAssigned(partition));
     }
   }
 

@@ -2,8 +2,6 @@
 // appends to), read through consumer groups. Each partition is read by one member at a
 // time (see partitionAssignment); a batch is acknowledged only after its handler resolved;
 // a new owner first reclaims what the previous one left pending (XAUTOCLAIM), in order.
-import { hostname } from 'node:os';
-import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import { HISTORY_FIELD } from '../redis/deployment.js';
 import { callOnKey } from '../redis/keyedCommand.js';
@@ -24,6 +22,8 @@ export interface RedisStreamsOptions {
   logger: Logger;
   batchSize: number;
   leaseMs: number;
+  /** This process's consumer name in every group (see Config.memberId). */
+  memberId: string;
   retentionMs: number;
   /** Wait between reads of an idle partition. */
   idlePollMs?: number;
@@ -59,7 +59,8 @@ export function createRedisStreamsLog(options: RedisStreamsOptions): EventLog {
   }
 
   function subscribe(group: string, handler: BatchHandler): Subscription {
-    const consumer = `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
+    // The same name after a restart (MEMBER_ID): its pending entries and leases are its own.
+    const consumer = options.memberId;
 
     /** Works one partition until stopped: reclaim what is pending, then read new entries. */
     function runPartition(partition: number): () => Promise<void> {

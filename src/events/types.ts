@@ -64,6 +64,8 @@ export interface EventLog {
    * this call (absent where the log cannot outlive Redis: the Redis Streams outbox).
    */
   consumedUpToNow?(group: string): Promise<() => Promise<boolean>>;
+  /** Whether any event was ever written to the log (absent where the log cannot outlive Redis). */
+  everWritten?(): Promise<boolean>;
   /** Whether the log still holds every event since the deployment began (nothing trimmed). */
   historyComplete(): Promise<boolean>;
   /**

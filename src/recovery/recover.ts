@@ -53,6 +53,8 @@ export interface RecoveryDeps {
   userStore: UserCounterStore;
   userCounters: UserCounters;
   logger: Logger;
+  /** See EntityRestoreDeps.durableLogSettled: the walk over PostgreSQL's entities waits for it. */
+  durableLogSettled: () => Promise<boolean>;
   pageSize?: number | undefined;
 }
 
@@ -122,6 +124,11 @@ export function createRecovery(deps: RecoveryDeps) {
       try {
         const started = Date.now();
         deps.logger.warn({ partitions: [...notReady] }, 'recovering Redis from PostgreSQL');
+        // Entities whose facts are still on their way to PostgreSQL would be missed by the walk.
+        while (!(await deps.durableLogSettled())) {
+          await renew();
+          await new Promise((resolve) => setTimeout(resolve, 200));
+        }
         await restoreEntities(notReady, options.restart ?? false, renew, report);
         await recacheUsers(renew, report);
         await readiness.markAllReady();

@@ -19,6 +19,8 @@ export interface RecoveryServicesDeps {
   logger: Logger;
   /** See EntityRestoreDeps.durableLogSettled. */
   durableLogSettled: () => Promise<boolean>;
+  /** Whether the event log holds events that outlive Redis (Kafka's topic). */
+  durableLogWritten: () => Promise<boolean>;
   rebuildLockMs: number;
   /** Entities a recovery walks per page (tests make it small). */
   pageSize?: number;
@@ -32,6 +34,19 @@ export function createRecoveryServices(deps: RecoveryServicesDeps) {
   const restorer = createEntityRestorer({ redis, keys, facts, readiness, rebuilder, durableLogSettled: deps.durableLogSettled, logger });
   const userStore = createUserCounterStore(deps.db);
   const userCounters = createUserCounters({ redis, keys, store: userStore });
-  const recovery = createRecovery({ redis, keys, facts, readiness, restorer, userStore, userCounters, logger, pageSize: deps.pageSize });
-  return { facts, readiness, restorer, recovery };
+  const recovery = createRecovery({
+    redis,
+    keys,
+    facts,
+    readiness,
+    restorer,
+    userStore,
+    userCounters,
+    logger,
+    durableLogSettled: deps.durableLogSettled,
+    pageSize: deps.pageSize,
+  });
+  /** Whether anything outlives Redis (facts in PostgreSQL, events in Kafka): then a Redis without its record lost its data. */
+  const hasDurableState = async () => (await facts.hasAny()) || (await deps.durableLogWritten());
+  return { facts, readiness, restorer, recovery, hasDurableState };
 }

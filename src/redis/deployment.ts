@@ -2,9 +2,10 @@
 //
 // The partition count decides every key's name; starting with another value than the data
 // was written with would silently split entities, so it is recorded once and checked on
-// every start. A Redis without the record is new, or lost its data: if PostgreSQL holds no
-// relation facts there is nothing to recover, and every partition is marked ready; if it
-// does, no partition is, until the facts are restored (src/recovery/).
+// every start. A Redis without the record is new, or lost its data: if nothing outlives it
+// (no relation facts in PostgreSQL, no events in Kafka) there is nothing to recover, and
+// every partition is marked ready; else no partition is, until the facts are restored
+// (src/recovery/).
 import { createReadiness } from '../recovery/readiness.js';
 import type { Keys } from './keys.js';
 import type { ScriptedRedis } from './scripts.js';
@@ -28,7 +29,8 @@ export interface DeploymentState {
 export async function checkDeployment(
   redis: ScriptedRedis,
   keys: Keys,
-  hasDurableFacts: () => Promise<boolean>,
+  /** Whether anything outlives Redis: facts in PostgreSQL, events in Kafka. */
+  hasDurableState: () => Promise<boolean>,
 ): Promise<DeploymentState> {
   const fresh = (await redis.hsetnx(keys.meta(), 'partitions', keys.partitions)) === 1;
   const recorded = Number(await redis.hget(keys.meta(), 'partitions'));
@@ -42,7 +44,7 @@ export async function checkDeployment(
   if (fresh) {
     // A first start holds the whole event history from here on; a Redis that lost its data
     // does not, and must be recovered from PostgreSQL.
-    if (!(await hasDurableFacts())) {
+    if (!(await hasDurableState())) {
       await readiness.markAllReady();
       await redis.hsetnx(keys.meta(), HISTORY_FIELD, 'complete');
     }

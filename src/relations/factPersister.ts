@@ -18,6 +18,14 @@ import { FOLLOW, USER } from './follows.js';
 
 export const PERSISTER_GROUP = 'counter-facts';
 
+/**
+ * Prisma ends an interactive transaction after 5 s by default. A batch is small and quick,
+ * so that only happens behind someone else's lock on relation_facts (a migration, a manual
+ * LOCK): then waiting is right, and failing early only makes the batch come round again.
+ * Past this long it is abandoned and retried from the pending entries.
+ */
+const PERSIST_TRANSACTION = { timeout: 30_000, maxWait: 10_000 };
+
 interface FactRow {
   userId: number;
   entityType: string;
@@ -131,7 +139,7 @@ export function createFactPersister(deps: FactPersisterDeps) {
         SELECT w.user_id, w.entity_type, w.entity_id, w.kind, w.active, COALESCE(b.active, false) AS was_active
         FROM written w LEFT JOIN before b USING (user_id, entity_type, entity_id, kind)`;
       return addUserCounts(tx, userDeltas(changed, rows));
-    });
+    }, PERSIST_TRANSACTION);
     await deps.userCounters.cache(counterRows);
     await deps.redis.raisePosition(deps.keys.persisted(batch.partition), batch.entries.at(-1)!.event.id);
     return rows.length;

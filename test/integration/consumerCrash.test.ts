@@ -54,3 +54,44 @@ describe('a consumer that dies after applying a batch but before acknowledging',
     expect((await f.factsOf(POST)).likes).toBe(29);
   });
 });
+
+describe('a worker restarted under the same MEMBER_ID after kill -9', () => {
+  it('takes its partitions back at once, not when its old lease runs out', async () => {
+    const POST = 41;
+    for (let u = 1; u <= 10; u++) await f.set(u, POST);
+    const leaseMs = 20_000; // the old lease would hold the partition this long
+    const crashing = spawnTsx('test/fixtures/crashingAggregator.ts', [], {
+      REDIS_KEY_PREFIX: f.prefix,
+      PARTITIONS: String(f.partitions),
+      CONSUMER_LEASE_MS: String(leaseMs),
+      MEMBER_ID: 'worker-a',
+      REDIS_URL: TEST_REDIS_URL,
+      NODE_ENV: 'test',
+    });
+    await crashing.waitFor(/applied 10/);
+    crashing.child.kill('SIGKILL');
+    await crashing.exited;
+    expect(await f.redis.pttl(f.keys.lease(0, AGGREGATOR_GROUP))).toBeGreaterThan(10_000);
+
+    // Under another name it would wait for the lease to run out; under its own it takes it now.
+    const stranger = f.aggregator.subscribe(f.eventLog(100, 'worker-b'));
+    await stranger.start();
+    expect(stranger.assignedPartitions()).toEqual([]);
+    await stranger.stop();
+
+    const restarted = f.aggregator.subscribe(f.eventLog(100, 'worker-a'));
+    const started = Date.now();
+    await restarted.start();
+    try {
+      expect(restarted.assignedPartitions()).toEqual([0]);
+      await waitUntil(async () => (await f.redis.xpending(f.keys.outbox(0), AGGREGATOR_GROUP))[0] === 0, {
+        what: 'the restarted worker to finish its pending batch',
+        timeoutMs: 5000,
+      });
+      expect(Date.now() - started).toBeLessThan(5000);
+      expect(await f.redis.hget(f.keys.agg({ type: 'post', id: POST }), '1')).toBe('10'); // applied once
+    } finally {
+      await restarted.stop();
+    }
+  });
+});

@@ -31,6 +31,7 @@ async function lostWorld() {
     db,
     logger,
     durableLogSettled: async () => true,
+    durableLogWritten: async () => false,
     rebuildLockMs: 5000,
     pageSize: 1,
   });

@@ -44,8 +44,9 @@ export function createCounterFixture(options: { partitions?: number; leaseMs?: n
     postCounters,
     allPartitions,
 
-    eventLog: (batchSize = 100) =>
-      createRedisStreamsLog({ redis, keys, logger, batchSize, leaseMs, retentionMs: 0, idlePollMs: 10, trimIntervalMs: 0 }),
+    /** One member's view of the event log (each call is another member, unless named). */
+    eventLog: (batchSize = 100, memberId = uniquePrefix('member')) =>
+      createRedisStreamsLog({ redis, keys, logger, batchSize, leaseMs, memberId, retentionMs: 0, idlePollMs: 10, trimIntervalMs: 0 }),
 
     set: async (userId: number, postId: number, active = true, kind: RelationKind = 'LIKE') => {
       await (ready ??= createReadiness(redis, keys).markAllReady());

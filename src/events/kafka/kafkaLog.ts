@@ -183,6 +183,10 @@ export function createKafkaLog(options: KafkaLogOptions): EventLog {
     lag,
     readHistory,
     consumedUpToNow,
+    async everWritten() {
+      const ends = await (await connectedAdmin()).fetchTopicOffsets(topic).catch(() => []);
+      return ends.some((end) => Number(end.high) > 0);
+    },
     async historyComplete() {
       const ends = await (await connectedAdmin()).fetchTopicOffsets(topic);
       return ends.every((e) => Number(e.low) === 0);
