@@ -54,6 +54,15 @@ export function createWorkers(config: Config, keys: Keys, logger: Logger, metric
     rebuildUser: (id) => userCounters.rebuild(id),
   });
   const rebuildRequests = createRebuildRequests(jobsRedis, keys, logger);
+  const { readiness, recovery } = createRecoveryServices({
+    redis,
+    keys,
+    db,
+    logger,
+    durableLogSettled: eventLogs.durableLogSettled,
+    durableLogWritten: eventLogs.durableLogWritten,
+    rebuildLockMs: config.rebuildLockMs,
+  });
   const reconciler = createReconciler({
     redis,
     keys,
@@ -61,6 +70,7 @@ export function createWorkers(config: Config, keys: Keys, logger: Logger, metric
     posts: createPostStore(db),
     eventLog,
     requestRebuild: rebuildRequests.request,
+    notReady: readiness.notReady,
     metrics,
     logger,
     sampleSize: config.reconcileSample,
@@ -107,15 +117,6 @@ export function createWorkers(config: Config, keys: Keys, logger: Logger, metric
     await flushJobs.ensure();
     await reconcileJobs.ensure();
   };
-  const { readiness, recovery } = createRecoveryServices({
-    redis,
-    keys,
-    db,
-    logger,
-    durableLogSettled: eventLogs.durableLogSettled,
-    durableLogWritten: eventLogs.durableLogWritten,
-    rebuildLockMs: config.rebuildLockMs,
-  });
   const recoveryWatch = createRecoveryWatch({ readiness, recovery, logger, ensureSchedules });
 
   return {

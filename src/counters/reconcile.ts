@@ -38,6 +38,8 @@ export interface ReconcilerDeps {
   posts: PostStore;
   eventLog: EventLog;
   requestRebuild: (entity: EntityRef) => void;
+  /** Partitions whose facts Redis lost and has not restored: nothing there to compare yet. */
+  notReady: () => Promise<number[]>;
   metrics: Metrics;
   logger: Logger;
   sampleSize: number;
@@ -96,7 +98,8 @@ export function createReconciler(deps: ReconcilerDeps) {
 
   return {
     async run(): Promise<ReconcileReport> {
-      const ids = await candidates();
+      const notReady = new Set(await deps.notReady());
+      const ids = (await candidates()).filter((id) => !notReady.has(keys.partitionOf({ type: POST, id })));
       const persisted = await persistedPartitions();
       const snapshots = (await Promise.all(ids.map(inspect))).filter((s): s is Snapshot => s !== null);
 
