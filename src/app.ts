@@ -48,15 +48,7 @@ export function createApp(config: Config, options: AppOptions = {}) {
   const posts = createPostStore(db);
   // The event log as seen from this process, for its lag metric (workers consume their own).
   const eventLogs = createEventLogs(config, redis, keys, logger);
-  const recoveryParts = createRecoveryServices({
-    redis,
-    keys,
-    db,
-    logger,
-    durableLogSettled: eventLogs.durableLogSettled,
-    durableLogWritten: eventLogs.durableLogWritten,
-    rebuildLockMs: config.rebuildLockMs,
-  });
+  const recoveryParts = createRecoveryServices({ redis, keys, db, logger, eventLogs, rebuildLockMs: config.rebuildLockMs });
   const { facts, hasDurableState } = recoveryParts;
   // BullMQ producers (rebuild requests from the read path); blocking-safe connection.
   const jobsRedis = createRedis(config, logger, { connectionName: 'tally-jobs', forJobs: true });

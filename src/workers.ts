@@ -54,15 +54,7 @@ export function createWorkers(config: Config, keys: Keys, logger: Logger, metric
     rebuildUser: (id) => userCounters.rebuild(id),
   });
   const rebuildRequests = createRebuildRequests(jobsRedis, keys, logger);
-  const { readiness, recovery } = createRecoveryServices({
-    redis,
-    keys,
-    db,
-    logger,
-    durableLogSettled: eventLogs.durableLogSettled,
-    durableLogWritten: eventLogs.durableLogWritten,
-    rebuildLockMs: config.rebuildLockMs,
-  });
+  const { readiness, recovery } = createRecoveryServices({ redis, keys, db, logger, eventLogs, rebuildLockMs: config.rebuildLockMs });
   const reconciler = createReconciler({
     redis,
     keys,

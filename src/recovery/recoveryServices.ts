@@ -3,6 +3,7 @@
 import { createRebuilder } from '../counters/rebuild.js';
 import { createUserCounters } from '../counters/userCounters.js';
 import type { Db } from '../db/client.js';
+import type { EventLogs } from '../events/eventLog.js';
 import { createFactStore } from '../db/facts.js';
 import { createUserCounterStore } from '../db/userCounters.js';
 import type { Logger } from '../log.js';
@@ -17,10 +18,8 @@ export interface RecoveryServicesDeps {
   keys: Keys;
   db: Db;
   logger: Logger;
-  /** See EntityRestoreDeps.durableLogSettled. */
-  durableLogSettled: () => Promise<boolean>;
-  /** Whether the event log holds events that outlive Redis (Kafka's topic). */
-  durableLogWritten: () => Promise<boolean>;
+  /** The deployment's event logs: whether events in them outlive Redis (Kafka), and reached PostgreSQL. */
+  eventLogs: Pick<EventLogs, 'durableLogSettled' | 'durableLogWritten'>;
   rebuildLockMs: number;
   /** Entities a recovery walks per page (tests make it small). */
   pageSize?: number;
@@ -31,7 +30,7 @@ export function createRecoveryServices(deps: RecoveryServicesDeps) {
   const facts = createFactStore(deps.db);
   const readiness = createReadiness(redis, keys);
   const rebuilder = createRebuilder({ redis, keys, lockMs: deps.rebuildLockMs });
-  const restorer = createEntityRestorer({ redis, keys, facts, readiness, rebuilder, durableLogSettled: deps.durableLogSettled, logger });
+  const restorer = createEntityRestorer({ redis, keys, facts, readiness, rebuilder, durableLogSettled: deps.eventLogs.durableLogSettled, logger });
   const userStore = createUserCounterStore(deps.db);
   const userCounters = createUserCounters({ redis, keys, store: userStore });
   const recovery = createRecovery({
@@ -43,10 +42,10 @@ export function createRecoveryServices(deps: RecoveryServicesDeps) {
     userStore,
     userCounters,
     logger,
-    durableLogSettled: deps.durableLogSettled,
+    durableLogSettled: deps.eventLogs.durableLogSettled,
     pageSize: deps.pageSize,
   });
   /** Whether anything outlives Redis (facts in PostgreSQL, events in Kafka): then a Redis without its record lost its data. */
-  const hasDurableState = async () => (await facts.hasAny()) || (await deps.durableLogWritten());
+  const hasDurableState = async () => (await facts.hasAny()) || (await deps.eventLogs.durableLogWritten());
   return { facts, readiness, restorer, recovery, hasDurableState };
 }

@@ -30,8 +30,7 @@ async function lostWorld() {
     keys: f.keys,
     db,
     logger,
-    durableLogSettled: async () => true,
-    durableLogWritten: async () => false,
+    eventLogs: { durableLogSettled: async () => true, durableLogWritten: async () => false },
     rebuildLockMs: 5000,
     pageSize: 1,
   });
