@@ -5,6 +5,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { judgeSamples, startCountSampler, type SamplerVerdict } from './asOfSampler.js';
 import { converge, judgeChanged, type ChangedVerdict, type Convergence } from './checks.js';
 import { cleanupAll, onCleanup } from './cleanup.js';
 import { gql } from './client.js';
@@ -81,6 +82,8 @@ async function runRow(mode: EventLogMode, fault: Fault, kafka: ChaosKafka | null
   let final: Convergence | null = null;
   let changed: ChangedVerdict = { wrong: 0, wrongAfterLoss: 0, judged: 0, againstKnown: 0, details: [] };
   let loss: Loss | null = null;
+  let asOf: SamplerVerdict | null = null;
+  let sampler: ReturnType<typeof startCountSampler> | null = null;
   let dep: Deployment | null = null;
   try {
     dep = await startDeployment({ eventLog: mode, kafka: kafka?.kafka ?? null, logDir, redisArgs: fault.redisArgs?.(workDir) });
@@ -103,6 +106,8 @@ async function runRow(mode: EventLogMode, fault: Fault, kafka: ChaosKafka | null
     const mainPlan = planRandom(rng, actors, scale.posts * scale.opsPerPost, 1, 'load');
     planned += mainPlan.flat().length;
     const ctx = { dep, actors, truth, workDir, note: (text: string) => notes.push(text) };
+    // Counts are sampled from the load's start to the end of the wait, and judged at the end.
+    sampler = startCountSampler(actors);
     let faultResult: FaultResult;
     let loadEnd: number;
     if (fault.when === 'mid-load') {
@@ -139,11 +144,13 @@ async function runRow(mode: EventLogMode, fault: Fault, kafka: ChaosKafka | null
       capMs: options.convergeCapMs ?? 60_000,
     });
     loss = await lossPromise;
+    asOf = judgeSamples(truth, loss, await sampler.stop(), actors);
     changed = judgeChanged(truth, loss);
     if (loss) notes.push(`after the loss, ${changed.againstKnown} first changes per fact were judged against ${loss.source}`);
   } catch (error) {
     failures.push(`harness error: ${(error as Error).stack ?? error}`);
   } finally {
+    await sampler?.stop();
     await dep?.stop().catch((error: unknown) => failures.push(`stopping the deployment: ${(error as Error).message}`));
     await removeWorkDir();
   }
@@ -174,13 +181,15 @@ async function runRow(mode: EventLogMode, fault: Fault, kafka: ChaosKafka | null
     wrongChanged: changed.wrong,
     changedJudgedAgainstKnown: changed.againstKnown,
     pgMismatches: v?.pgMismatches ?? 0,
+    asOfSamples: asOf?.judged ?? 0,
+    asOfBroken: asOf?.broken ?? 0,
     clientErrors: Object.fromEntries(errors),
     converged: final?.converged ?? false,
     convergeMs: final?.ms ?? null,
     pass: failures.length === 0 && final !== null && final.converged,
     failures,
     notes,
-    details: [...(v?.details ?? []), ...changed.details],
+    details: [...(v?.details ?? []), ...changed.details, ...(asOf?.details ?? [])],
     logDir,
     logSummary: summarizeLogs(logDir),
     ms: { load: loadMs, row: Date.now() - rowStart },

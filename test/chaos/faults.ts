@@ -59,9 +59,25 @@ async function settledPgFacts(dep: Deployment, capMs: number): Promise<{ facts: 
   }
 }
 
+/** The fact persister's backlog (events of `counter-facts` pending or undelivered), from a worker's /metrics. */
+async function persisterBacklog(dep: Deployment): Promise<number | null> {
+  for (const worker of dep.workers) {
+    try {
+      const text = await (await fetch(`${worker.url}/metrics`, { signal: AbortSignal.timeout(1000) })).text();
+      let sum = 0;
+      for (const m of text.matchAll(/^tally_event_log_lag\{([^}]*)\} (\d+)/gm)) if (m[1]!.includes('group="counter-facts"')) sum += Number(m[2]);
+      return sum;
+    } catch {
+      // try the other worker
+    }
+  }
+  return null;
+}
+
 /** SHUTDOWN NOSAVE, a snapshot of what PostgreSQL holds, then an empty Redis on the same port. */
 async function loseRedisData(ctx: FaultContext): Promise<FaultResult> {
   const { dep } = ctx;
+  const backlog = await persisterBacklog(dep);
   const at = Date.now();
   await dep.redis.shutdownNoSave();
   // With EVENT_LOG=redis the persister reads the lost Redis: PostgreSQL is frozen once the
@@ -70,6 +86,7 @@ async function loseRedisData(ctx: FaultContext): Promise<FaultResult> {
   await sleep(Math.max(0, 1000 - (Date.now() - at)));
   const restartAt = Date.now();
   await dep.redis.restart();
+  ctx.note(`fact persister backlog just before the loss: ${backlog ?? 'unknown'} events (tally_event_log_lag, counter-facts)`);
   ctx.note(`Redis down ${restartAt - at} ms; PostgreSQL held ${[...snapshot.facts.values()].filter(Boolean).length} active facts at the loss (settled after ${snapshot.settledMs} ms)`);
   return {
     endedAt: Date.now(),

@@ -25,6 +25,9 @@ export interface Row {
   /** `changed` answers judged against the durable state after a loss (the first per fact after it). */
   changedJudgedAgainstKnown: number;
   pgMismatches: number;
+  /** Counts sampled during the load and the wait (with an asOf), and those outside what the facts allowed (informational). */
+  asOfSamples: number;
+  asOfBroken: number;
   clientErrors: Record<string, number>;
   converged: boolean;
   convergeMs: number | null;
@@ -54,7 +57,7 @@ function lagCell(r: Row): string {
 }
 
 export function formatTable(rows: Row[]): string {
-  const header = ['log', 'fault', 'acked/ops', 'lost', 'lost≤lag/at risk (lag)', 'doubled', 'short', 'wrong state', 'wrong changed', 'pg', 'client errors', 'converge', 'result'];
+  const header = ['log', 'fault', 'acked/ops', 'lost', 'lost≤lag/at risk (lag)', 'doubled', 'short', 'wrong state', 'wrong changed', 'pg', 'asOf broken*', 'client errors', 'converge', 'result'];
   const lines = rows.map((r) => [
     r.eventLog,
     r.fault,
@@ -66,13 +69,20 @@ export function formatTable(rows: Row[]): string {
     String(r.wrongState),
     String(r.wrongChanged),
     String(r.pgMismatches),
+    `${r.asOfBroken}/${r.asOfSamples}`,
     errorsText(r.clientErrors),
     r.converged ? `${((r.convergeMs ?? 0) / 1000).toFixed(1)} s` : 'no',
     r.pass ? 'PASS' : 'FAIL',
   ]);
   const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i]!.length)));
   const fmt = (cells: string[]) => `| ${cells.map((c, i) => pad(c, widths[i]!)).join(' | ')} |`;
-  return [fmt(header), `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`, ...lines.map(fmt)].join('\n');
+  return [
+    fmt(header),
+    `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`,
+    ...lines.map(fmt),
+    '',
+    '* informational, not part of a row\'s result: sampled counts whose asOf promised changes they did not include (or included more than were made) / samples',
+  ].join('\n');
 }
 
 /** Why each failing row failed, and the notes of every row (what the faults did). */

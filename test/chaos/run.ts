@@ -89,8 +89,8 @@ try {
     onRow: (row) =>
       console.log(`  ${row.pass ? 'PASS' : 'FAIL'} ${row.eventLog} ${row.fault}${row.failures.length ? `: ${row.failures.join('; ').slice(0, 300)}` : ''} (${(row.ms.row / 1000).toFixed(0)} s)`),
   });
-  console.log(`\n${formatTable(rows)}\n\n${formatFindings(rows)}`);
   writeReport(out, { startedAt, finishedAt: new Date(), node: process.version, eventLogs, scale, seed, convergeCapMs, rows });
+  console.log(`\n${formatTable(rows)}\n\n${formatFindings(rows)}`);
   console.log(`\nchaos: ${rows.filter((r) => r.pass).length}/${rows.length} rows passed; report in ${out}`);
   process.exit(rows.every((r) => r.pass) ? 0 : 1);
 } catch (error) {
