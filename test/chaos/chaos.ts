@@ -162,6 +162,9 @@ async function runRow(mode: EventLogMode, fault: Fault, kafka: ChaosKafka | null
   if (changed.wrong > 0) {
     failures.push(`${changed.wrong} of ${changed.judged} acknowledgements answered the wrong \`changed\`${loss ? ` (${changed.wrongAfterLoss} of them after Redis came back)` : ''}`);
   }
+  if (asOf && asOf.broken > 0) {
+    failures.push(`${asOf.broken} of ${asOf.judged} sampled counts broke their asOf (e.g. ${asOf.details[0] ?? '?'})`);
+  }
   if (truth.unacked.length > 0) failures.push(`${truth.unacked.length} operations never acknowledged (e.g. ${truth.unacked[0]!.reason})`);
   if (!final && failures.length === 0) failures.push('no final check');
   const row: Row = {

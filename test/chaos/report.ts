@@ -25,7 +25,7 @@ export interface Row {
   /** `changed` answers judged against the durable state after a loss (the first per fact after it). */
   changedJudgedAgainstKnown: number;
   pgMismatches: number;
-  /** Counts sampled during the load and the wait (with an asOf), and those outside what the facts allowed (informational). */
+  /** Counts sampled during the load and the wait (with an asOf), and those outside what the facts allowed. */
   asOfSamples: number;
   asOfBroken: number;
   clientErrors: Record<string, number>;
@@ -57,7 +57,7 @@ function lagCell(r: Row): string {
 }
 
 export function formatTable(rows: Row[]): string {
-  const header = ['log', 'fault', 'acked/ops', 'lost', 'lost≤lag/at risk (lag)', 'doubled', 'short', 'wrong state', 'wrong changed', 'pg', 'asOf broken*', 'client errors', 'converge', 'result'];
+  const header = ['log', 'fault', 'acked/ops', 'lost', 'lost≤lag/at risk (lag)', 'doubled', 'short', 'wrong state', 'wrong changed', 'pg', 'asOf broken', 'client errors', 'converge', 'result'];
   const lines = rows.map((r) => [
     r.eventLog,
     r.fault,
@@ -81,7 +81,7 @@ export function formatTable(rows: Row[]): string {
     `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`,
     ...lines.map(fmt),
     '',
-    '* informational, not part of a row\'s result: sampled counts whose asOf promised changes they did not include (or included more than were made) / samples',
+    'asOf broken: sampled counts whose asOf promised changes they did not include (or included more than were made) / samples',
   ].join('\n');
 }
 
