@@ -31,10 +31,10 @@ async function writeLikes(from: number, to: number) {
 
 describe('Redis Streams event log', () => {
   it('splits partitions between members, delivers every event once, and hands partitions over when a member leaves', async () => {
-    const log = f.eventLog(5);
+    // Two members: two processes' logs (a process is one member of each group).
     const [a, b] = [recorder(), recorder()];
-    const subA = log.subscribe('test-group', a.handler);
-    const subB = log.subscribe('test-group', b.handler);
+    const subA = f.eventLog(5).subscribe('test-group', a.handler);
+    const subB = f.eventLog(5).subscribe('test-group', b.handler);
     await subA.start();
     await subB.start();
     await waitUntil(
