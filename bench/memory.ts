@@ -24,7 +24,12 @@ const path = projectPath('bench/results/memory.json');
 await writeResults(path, {
   date: new Date().toISOString(),
   memory,
-  targets: memoryRatios(memory).map((r) => ({ label: r.label, value: Number(r.value.toFixed(3)), target: r.target, atMost: r.atMost ?? false })),
+  targets: memoryRatios(memory).map((r) => ({
+    label: r.label,
+    value: Number(r.value.toFixed(3)),
+    target: r.target,
+    atMost: r.atMost ?? false,
+  })),
   table,
 });
 console.log(`results written to ${path}`);

@@ -57,13 +57,19 @@ try {
   const machine = await machineInfo(env.databaseUrl, env.redisUrl);
 
   const world = await seedWorld(serverEnv);
-  console.log(`[${elapsed()}] seeded ${USERS} users, ${world.expected.size} posts, ${[...world.expected.values()].reduce((n, e) => n + e.likes + e.favs, 0)} likes and favs (flushed)`);
+  console.log(
+    `[${elapsed()}] seeded ${USERS} users, ${world.expected.size} posts, ${[...world.expected.values()].reduce((n, e) => n + e.likes + e.favs, 0)} likes and favs (flushed)`,
+  );
 
-  console.log(`[${elapsed()}] feed: pages of ${PAGES.join(' and ')} posts, ${FEED_SERVERS.length} servers, ${FEED_CONNECTIONS} connections, ${warmupS} s warm-up + ${durationS} s each in ${FEED_ROUNDS} round-robin rounds`);
+  console.log(
+    `[${elapsed()}] feed: pages of ${PAGES.join(' and ')} posts, ${FEED_SERVERS.length} servers, ${FEED_CONNECTIONS} connections, ${warmupS} s warm-up + ${durationS} s each in ${FEED_ROUNDS} round-robin rounds`,
+  );
   const feed = await runFeedScenario({ serverEnv, world, durationS, warmupS });
   let runtimes: RuntimeRun[] = [];
   if (binaries.length > 0) {
-    console.log(`[${elapsed()}] runtimes: Tally's feed, pages of ${RUNTIME_PAGES.join(' and ')}, on ${binaries.map((b) => `Node ${b.version} (${b.path})`).join(' vs ')}, ${warmupS} s warm-up + ${durationS} s each in ${FEED_ROUNDS} round-robin rounds`);
+    console.log(
+      `[${elapsed()}] runtimes: Tally's feed, pages of ${RUNTIME_PAGES.join(' and ')}, on ${binaries.map((b) => `Node ${b.version} (${b.path})`).join(' vs ')}, ${warmupS} s warm-up + ${durationS} s each in ${FEED_ROUNDS} round-robin rounds`,
+    );
     runtimes = await runRuntimeScenario({ serverEnv, world, binaries, durationS, warmupS });
   }
   console.log(`[${elapsed()}] hot post: ${likes} distinct users like one post, per server`);
@@ -76,7 +82,15 @@ try {
   const memoryRatioList = memoryRatios(memory);
   const ratios = [...feedRatioList, ...likeRatioList];
   const targetsOf = (list: Ratio[]) =>
-    list.filter((r) => r.target !== undefined).map((r) => ({ label: r.label, value: Number(r.value.toFixed(3)), target: r.target, ...(r.atMost && { atMost: true }), met: meetsTarget(r) }));
+    list
+      .filter((r) => r.target !== undefined)
+      .map((r) => ({
+        label: r.label,
+        value: Number(r.value.toFixed(3)),
+        target: r.target,
+        ...(r.atMost && { atMost: true }),
+        met: meetsTarget(r),
+      }));
 
   const runtimeRatioList = runtimes.length > 0 ? runtimeRatios(runtimes) : [];
   const table = [
@@ -89,11 +103,24 @@ try {
   const path = projectPath('bench/results/latest.json');
   await writeResults(path, {
     machine: { ...machine, loadAverageEnd: os.loadavg().map((x) => Number(x.toFixed(2))) },
-    settings: { durationS, warmupS, feedPages: PAGES, feedServers: FEED_SERVERS, feedConnections: FEED_CONNECTIONS, feedRounds: FEED_ROUNDS, nodeBinaries: binaries, likeConnections: like.connections, likes: like.likes, users: USERS, feedPosts: FEED_POSTS, likeTargetPosts: LIKE_TARGET_POSTS },
+    settings: {
+      durationS,
+      warmupS,
+      feedPages: PAGES,
+      feedServers: FEED_SERVERS,
+      feedConnections: FEED_CONNECTIONS,
+      feedRounds: FEED_ROUNDS,
+      nodeBinaries: binaries,
+      likeConnections: like.connections,
+      likes: like.likes,
+      users: USERS,
+      feedPosts: FEED_POSTS,
+      likeTargetPosts: LIKE_TARGET_POSTS,
+    },
     roundTrips:
       'Counted inside each server process on its API Redis connection and read over IPC (not from INFO, which other clients of ' +
-      'the same Redis would skew). Round trips = socket writes: Tally\'s app.redisRoundTrips.count (src/redis/roundTrips.ts), and ' +
-      'the same tracker on the naive server\'s connection; the feed baselines (a) and (d) run Tally\'s app and report its tracker; ' +
+      "the same Redis would skew). Round trips = socket writes: Tally's app.redisRoundTrips.count (src/redis/roundTrips.ts), and " +
+      "the same tracker on the naive server's connection; the feed baselines (a) and (d) run Tally's app and report its tracker; " +
       '(c) uses no Redis. Commands = calls of ioredis sendCommand. "alone" = 20 sequential ' +
       'requests; "loaded" = 128 requests at full concurrency (feed) or the whole like run, where commands issued in the same ' +
       'tick share a write.',

@@ -16,15 +16,74 @@ import { withScripts, type ScriptedRedis } from '../src/redis/scripts.js';
 import { createRelationStore } from '../src/relations/relationStore.js';
 import { random, shuffled } from './random.js';
 
-const FIRST = ['Ada', 'Linus', 'Grace', 'Alan', 'Margaret', 'Ken', 'Barbara', 'Dennis', 'Frances', 'Edsger',
-  'Radia', 'Guido', 'Hedy', 'Tim', 'Katherine', 'Donald', 'Sophie', 'Bjarne', 'Joan', 'Niklaus'];
-const LAST = ['Lovelace', 'Hopper', 'Turing', 'Hamilton', 'Thompson', 'Liskov', 'Ritchie', 'Allen', 'Dijkstra',
-  'Perlman', 'Lamarr', 'Johnson', 'Knuth', 'Wilson', 'Clarke', 'Wirth'];
-const TOPICS = ['sourdough', 'trail running', 'mechanical keyboards', 'film photography', 'rust', 'houseplants',
-  'chess openings', 'espresso', 'bouldering', 'synthesizers', 'urban sketching', 'type systems', 'birdwatching',
-  'bread baking', 'night skies', 'vinyl records'];
-const OPENERS = ['Thoughts on', 'A week of', 'What I learned from', 'Getting started with', 'Why I keep coming back to',
-  'The hidden joy of', 'Notes on', 'Mistakes I made with'];
+const FIRST = [
+  'Ada',
+  'Linus',
+  'Grace',
+  'Alan',
+  'Margaret',
+  'Ken',
+  'Barbara',
+  'Dennis',
+  'Frances',
+  'Edsger',
+  'Radia',
+  'Guido',
+  'Hedy',
+  'Tim',
+  'Katherine',
+  'Donald',
+  'Sophie',
+  'Bjarne',
+  'Joan',
+  'Niklaus',
+];
+const LAST = [
+  'Lovelace',
+  'Hopper',
+  'Turing',
+  'Hamilton',
+  'Thompson',
+  'Liskov',
+  'Ritchie',
+  'Allen',
+  'Dijkstra',
+  'Perlman',
+  'Lamarr',
+  'Johnson',
+  'Knuth',
+  'Wilson',
+  'Clarke',
+  'Wirth',
+];
+const TOPICS = [
+  'sourdough',
+  'trail running',
+  'mechanical keyboards',
+  'film photography',
+  'rust',
+  'houseplants',
+  'chess openings',
+  'espresso',
+  'bouldering',
+  'synthesizers',
+  'urban sketching',
+  'type systems',
+  'birdwatching',
+  'bread baking',
+  'night skies',
+  'vinyl records',
+];
+const OPENERS = [
+  'Thoughts on',
+  'A week of',
+  'What I learned from',
+  'Getting started with',
+  'Why I keep coming back to',
+  'The hidden joy of',
+  'Notes on',
+  'Mistakes I made with',
+];
 const SENTENCES = [
   'It started as a weekend experiment and quietly took over my evenings.',
   'The first attempt was a disaster, the third one was surprisingly good.',
@@ -95,11 +154,16 @@ async function seedRelations(db: Db, redis: ScriptedRedis, keys: Keys): Promise<
     const rand = random(postId); // per post, so a second run makes the same choices
     const likers = Math.floor(rand() ** 3 * DEMO_USERS);
     const favers = Math.floor(likers * rand() * 0.4);
-    const users = shuffled(Array.from({ length: DEMO_USERS }, (_, i) => i + 1), rand);
-    const writes = users.slice(0, likers).map((userId, i) => [
-      relations.set({ userId, postId, authorId: Number(row.authorId), kind: 'LIKE', active: true }),
-      ...(i < favers ? [relations.set({ userId, postId, authorId: Number(row.authorId), kind: 'FAV', active: true })] : []),
-    ]);
+    const users = shuffled(
+      Array.from({ length: DEMO_USERS }, (_, i) => i + 1),
+      rand,
+    );
+    const writes = users
+      .slice(0, likers)
+      .map((userId, i) => [
+        relations.set({ userId, postId, authorId: Number(row.authorId), kind: 'LIKE', active: true }),
+        ...(i < favers ? [relations.set({ userId, postId, authorId: Number(row.authorId), kind: 'FAV', active: true })] : []),
+      ]);
     for (const result of await Promise.all(writes.flat())) if (result.changed) changed += 1;
   }
   // A follow graph: each demo user follows about a fifth of the others.

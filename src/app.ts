@@ -112,7 +112,10 @@ export function createApp(config: Config, options: AppOptions = {}) {
     async start(): Promise<{ url: string }> {
       const deployment = await checkDeployment(redis, keys, hasDurableState);
       if (deployment.notReady.length > 0) {
-        logger.error({ partitions: deployment.notReady }, 'Redis has lost its data: it is being recovered from PostgreSQL, which answers meanwhile');
+        logger.error(
+          { partitions: deployment.notReady },
+          'Redis has lost its data: it is being recovered from PostgreSQL, which answers meanwhile',
+        );
       }
       if (runsApi) await apollo.start();
       await workers?.start();
@@ -133,10 +136,14 @@ export function createApp(config: Config, options: AppOptions = {}) {
       };
       draining = true; // /readyz says so while in-flight requests finish
       if (config.shutdownDelayMs > 0) await step('drain delay', () => new Promise((r) => setTimeout(r, config.shutdownDelayMs)));
-      await step('http', () => new Promise<void>((resolve) => {
-        http.close(() => resolve());
-        http.closeIdleConnections();
-      }));
+      await step(
+        'http',
+        () =>
+          new Promise<void>((resolve) => {
+            http.close(() => resolve());
+            http.closeIdleConnections();
+          }),
+      );
       if (runsApi) await step('graphql', () => apollo.stop());
       await step('workers', () => workers?.stop());
       await step('rebuild requests', () => rebuildRequests.close());

@@ -159,7 +159,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
 
   /** A comma-separated host:port list (empty when unset). */
   const hostPorts = (name: string): string[] => {
-    const entries = (env[name] ?? '').split(',').map((e) => e.trim()).filter(Boolean);
+    const entries = (env[name] ?? '')
+      .split(',')
+      .map((e) => e.trim())
+      .filter(Boolean);
     for (const entry of entries) {
       const port = Number(/^(?:\[[\da-fA-F:.]+\]|[^\s:[\]]+):(\d{1,5})$/.exec(entry)?.[1]);
       if (!(port >= 1 && port <= 65535)) problems.push(`${name} must be a comma-separated host:port list (got "${entry}")`);
@@ -269,7 +272,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     executor: oneOf('GRAPHQL_EXECUTOR', ['jit', 'graphql-js'] as const, 'jit'),
     eventLog: oneOf<EventLogKind>('EVENT_LOG', ['redis', 'kafka'], 'redis'),
     kafka: {
-      brokers: (env.KAFKA_BROKERS ?? '').split(',').map((b) => b.trim()).filter(Boolean),
+      brokers: (env.KAFKA_BROKERS ?? '')
+        .split(',')
+        .map((b) => b.trim())
+        .filter(Boolean),
       topic: env.KAFKA_TOPIC || 'counter-events',
       clientId: env.KAFKA_CLIENT_ID || 'tally',
       groupPrefix: env.KAFKA_GROUP_PREFIX ?? '',

@@ -28,17 +28,14 @@ function coded(code: ErrorCode, message: string, extensions: Record<string, unkn
   });
 }
 
-export const badInput = (message: string, extensions?: Record<string, unknown>) =>
-  coded(ErrorCode.BAD_USER_INPUT, message, extensions);
+export const badInput = (message: string, extensions?: Record<string, unknown>) => coded(ErrorCode.BAD_USER_INPUT, message, extensions);
 export const unauthenticated = (message = 'authentication required') => coded(ErrorCode.UNAUTHENTICATED, message);
 export const forbidden = (message: string) => coded(ErrorCode.FORBIDDEN, message);
 export const notFound = (message: string) => coded(ErrorCode.NOT_FOUND, message);
 export const conflict = (message: string) => coded(ErrorCode.CONFLICT, message);
-export const rateLimited = (message: string, retryAfterMs: number) =>
-  coded(ErrorCode.RATE_LIMITED, message, { retryAfterMs });
+export const rateLimited = (message: string, retryAfterMs: number) => coded(ErrorCode.RATE_LIMITED, message, { retryAfterMs });
 /** The service cannot do this right now but will soon (nothing changed): retry after the delay. */
-export const unavailable = (message: string, retryAfterMs: number) =>
-  coded(ErrorCode.INTERNAL_SERVER_ERROR, message, { retryAfterMs });
+export const unavailable = (message: string, retryAfterMs: number) => coded(ErrorCode.INTERNAL_SERVER_ERROR, message, { retryAfterMs });
 
 const KNOWN = new Set<string>(Object.values(ErrorCode));
 

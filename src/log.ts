@@ -4,5 +4,4 @@ import type { Config } from './config.js';
 
 export type { Logger };
 
-export const createLogger = (config: Pick<Config, 'logLevel'>): Logger =>
-  pino({ level: config.logLevel, base: { service: 'tally' } });
+export const createLogger = (config: Pick<Config, 'logLevel'>): Logger => pino({ level: config.logLevel, base: { service: 'tally' } });

@@ -14,7 +14,11 @@ export async function startApolloDefaultFeedServer(env: NodeJS.ProcessEnv) {
   const apollo = new ApolloServer<GraphQLContext>({ typeDefs, resolvers });
   const { url } = await startStandaloneServer(apollo, {
     listen: { host: env.HOST || '127.0.0.1', port: Number(env.PORT ?? 0) },
-    context: ({ req }) => core.context(req.headers.authorization, createRequestScope(requestIdFrom(req.headers['x-request-id']), req.socket.remoteAddress ?? 'unknown')),
+    context: ({ req }) =>
+      core.context(
+        req.headers.authorization,
+        createRequestScope(requestIdFrom(req.headers['x-request-id']), req.socket.remoteAddress ?? 'unknown'),
+      ),
   });
   return {
     url: url.replace(/\/$/, ''),

@@ -67,7 +67,10 @@ export async function startJitFeedServer(env: NodeJS.ProcessEnv) {
 
     let context;
     try {
-      context = await core.context(req.headers.authorization, createRequestScope(requestIdFrom(req.headers['x-request-id']), req.socket.remoteAddress ?? 'unknown'));
+      context = await core.context(
+        req.headers.authorization,
+        createRequestScope(requestIdFrom(req.headers['x-request-id']), req.socket.remoteAddress ?? 'unknown'),
+      );
     } catch (error) {
       if (error instanceof GraphQLError) return send(res, 401, errorBody(error));
       throw error;

@@ -39,7 +39,13 @@ export async function startNaiveFeedServer(env: NodeJS.ProcessEnv) {
     const post = { type: POST, id: postId };
     const metric = METRICS[kind].name;
     const [bit] = await redis.hasFacts(
-      keys.chunkIndex(metric, post), keys.prefix, userId, POST, metric, keys.partitionTag(keys.partitionOf(post)), postId,
+      keys.chunkIndex(metric, post),
+      keys.prefix,
+      userId,
+      POST,
+      metric,
+      keys.partitionTag(keys.partitionOf(post)),
+      postId,
     );
     return bit;
   };
@@ -72,10 +78,7 @@ export async function startNaiveFeedServer(env: NodeJS.ProcessEnv) {
       },
       myState: async (post: PostRow, _: unknown, { viewer }: Context) => {
         if (!viewer) return null;
-        const [liked, faved] = await Promise.all([
-          hasFact('LIKE', Number(post.id), viewer.id),
-          hasFact('FAV', Number(post.id), viewer.id),
-        ]);
+        const [liked, faved] = await Promise.all([hasFact('LIKE', Number(post.id), viewer.id), hasFact('FAV', Number(post.id), viewer.id)]);
         return { liked: liked === 1, faved: faved === 1 };
       },
     },

@@ -11,9 +11,9 @@ export const FRESHNESS_METHOD =
   'its response arrives. A poller on its own keep-alive HTTP connection reads the count the way a client does (one ' +
   `GraphQL query at a time, a new one at most every ${POLL_INTERVAL_MS} ms) during and after the run, and times each ` +
   'answer on arrival. Sorting acknowledgements by time, the k-th counts as included at the first poll whose count ' +
-  '(minus the count before the run) is >= k; its freshness is that poll\'s arrival minus the acknowledgement, floored ' +
+  "(minus the count before the run) is >= k; its freshness is that poll's arrival minus the acknowledgement, floored " +
   'at 0 (a poll can see a commit whose answer is still on its way). Poll arrival times make this an upper bound that ' +
-  'includes the read\'s own latency under load (pollLatency*). Acknowledgements never included before the watch ' +
+  "includes the read's own latency under load (pollLatency*). Acknowledgements never included before the watch " +
   'ended count as Infinity (null in JSON).';
 
 interface Poll {

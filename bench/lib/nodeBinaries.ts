@@ -32,7 +32,8 @@ function find(major: 20 | 24): string {
   const path = onPath(major);
   if (path) return path;
   // npm's output goes to our stderr; its stdout is the bin directory.
-  if (major === 24) return join(execFileSync(projectPath('.ci/node24'), { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] }).trim(), 'node');
+  if (major === 24)
+    return join(execFileSync(projectPath('.ci/node24'), { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] }).trim(), 'node');
   throw new Error(`no Node ${major} on PATH`);
 }
 
@@ -41,10 +42,17 @@ export function nodeBinaries(): NodeBinary[] {
   const listed = process.env.BENCH_NODE_BINARIES?.trim();
   if (listed === 'none') return [];
   try {
-    const paths = listed ? listed.split(',').map((p) => p.trim()).filter(Boolean) : [find(20), find(24)];
+    const paths = listed
+      ? listed
+          .split(',')
+          .map((p) => p.trim())
+          .filter(Boolean)
+      : [find(20), find(24)];
     if (paths.length < 2) throw new Error('it needs at least two binaries');
     return paths.map((path) => ({ path, version: versionOf(path) }));
   } catch (error) {
-    throw new Error(`runtime comparison: ${(error as Error).message}; set BENCH_NODE_BINARIES=/path/to/node20,/path/to/node24 (or none to skip it)`);
+    throw new Error(
+      `runtime comparison: ${(error as Error).message}; set BENCH_NODE_BINARIES=/path/to/node20,/path/to/node24 (or none to skip it)`,
+    );
   }
 }

@@ -31,35 +31,54 @@ export interface Ratio {
   format?: (x: number) => string;
 }
 
-export const meetsTarget = (r: Ratio) =>
-  r.target === undefined || (r.atMost ? r.value <= r.target : r.value >= r.target);
+export const meetsTarget = (r: Ratio) => r.target === undefined || (r.atMost ? r.value <= r.target : r.value >= r.target);
 
 export const times = (x: number) => `${x.toFixed(x >= 10 ? 0 : x >= 1 ? 1 : 2)}×`;
 const num = (x: number | undefined, digits = 0) => (x === undefined ? '-' : x.toFixed(digits));
 
 export function formatTable(rows: TableRow[], ratios: Ratio[]): string {
-  const header = ['scenario', 'server', 'req/s', 'p50 ms', 'p99 ms', 'failed', 'Redis RT/req alone', 'loaded', 'cmds/req', 'check', 'vs baseline'];
+  const header = [
+    'scenario',
+    'server',
+    'req/s',
+    'p50 ms',
+    'p99 ms',
+    'failed',
+    'Redis RT/req alone',
+    'loaded',
+    'cmds/req',
+    'check',
+    'vs baseline',
+  ];
   const cells = rows.map((r) => [
-    r.scenario, r.server, num(r.rps), num(r.p50Ms, 1), num(r.p99Ms, 1), String(r.failures),
-    num(r.rtAlone, 2), num(r.rtLoaded, 2), num(r.commands, 1), r.check, r.vs,
+    r.scenario,
+    r.server,
+    num(r.rps),
+    num(r.p50Ms, 1),
+    num(r.p99Ms, 1),
+    String(r.failures),
+    num(r.rtAlone, 2),
+    num(r.rtLoaded, 2),
+    num(r.commands, 1),
+    r.check,
+    r.vs,
   ]);
   const widths = header.map((h, i) => Math.max(h.length, ...cells.map((c) => c[i]!.length)));
   const numeric = new Set([2, 3, 4, 5, 6, 7, 8]);
-  const line = (c: string[]) => c.map((v, i) => (numeric.has(i) ? v.padStart(widths[i]!) : v.padEnd(widths[i]!))).join('  ').trimEnd();
+  const line = (c: string[]) =>
+    c
+      .map((v, i) => (numeric.has(i) ? v.padStart(widths[i]!) : v.padEnd(widths[i]!)))
+      .join('  ')
+      .trimEnd();
   const rule = widths.map((w) => '-'.repeat(w)).join('  ');
-  return [
-    line(header),
-    rule,
-    ...cells.map(line),
-    rule,
-    ...ratios.map(ratioLine),
-  ].join('\n');
+  return [line(header), rule, ...cells.map(line), rule, ...ratios.map(ratioLine)].join('\n');
 }
 
 /** One ratio as printed under a table, with its target and whether this run met it. */
 export function ratioLine(r: Ratio): string {
   const show = r.format ?? times;
-  const target = r.target === undefined ? '' : `  [target ${r.atMost ? '≤' : '≥'} ${show(r.target)}: ${meetsTarget(r) ? 'met' : 'NOT MET'}]`;
+  const target =
+    r.target === undefined ? '' : `  [target ${r.atMost ? '≤' : '≥'} ${show(r.target)}: ${meetsTarget(r) ? 'met' : 'NOT MET'}]`;
   return `${r.label} = ${show(r.value)}${target}  (${r.detail})`;
 }
 

@@ -53,7 +53,10 @@ export async function seedWorld(env: Record<string, string>): Promise<World> {
 
     // Likes follow a long tail: by popularity rank r a post has ~800/(r+1) likes, so a few
     // posts have hundreds and most have a handful. Ranks are shuffled over the feed.
-    const ranks = shuffled(feed.map((_, i) => i), rand);
+    const ranks = shuffled(
+      feed.map((_, i) => i),
+      rand,
+    );
     const others = userIds.filter((id) => id !== VIEWER_ID);
     const sample = (k: number) => shuffled(others, rand).slice(0, k);
 

@@ -69,7 +69,7 @@ process.on('message', async (message: { id: number; cmd: string }) => {
       case 'redisStats':
         return reply(server.redisStats?.() ?? null);
       case 'flush':
-        return reply(await server.flush?.() ?? null);
+        return reply((await server.flush?.()) ?? null);
       case 'stop':
         reply(true);
         return void stop();

@@ -31,7 +31,9 @@ const entry = compiled
   : ['--import', 'tsx', fileURLToPath(new URL('./serverProcess.ts', import.meta.url))];
 
 /** The Node flags `npm start` runs Tally with (package.json "config".nodeFlags). */
-const TALLY_NODE_FLAGS: string[] = (JSON.parse(readFileSync(projectPath('package.json'), 'utf8')).config?.nodeFlags ?? '').split(' ').filter(Boolean);
+const TALLY_NODE_FLAGS: string[] = (JSON.parse(readFileSync(projectPath('package.json'), 'utf8')).config?.nodeFlags ?? '')
+  .split(' ')
+  .filter(Boolean);
 
 /**
  * Node's flags for a server: Tally and the reference built from its parts run as `npm start`

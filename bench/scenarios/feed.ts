@@ -91,7 +91,10 @@ export function checkPage(name: string, page: number, edges: FeedEdge[], world: 
 /** The prisma-count baseline's like and fav rows, checked against the seeded world. */
 async function prepareRelationTables(databaseUrl: string, world: World) {
   const rows = await createFeedRelationTables(databaseUrl);
-  const seeded = [...world.expected.values()].reduce((n, e) => ({ likes: n.likes + e.likes, favs: n.favs + e.favs }), { likes: 0, favs: 0 });
+  const seeded = [...world.expected.values()].reduce((n, e) => ({ likes: n.likes + e.likes, favs: n.favs + e.favs }), {
+    likes: 0,
+    favs: 0,
+  });
   if (!isDeepStrictEqual(rows, seeded)) {
     throw new Error(`the relation facts hold ${JSON.stringify(rows)} likes and favs, the seed wrote ${JSON.stringify(seeded)}`);
   }
@@ -156,7 +159,8 @@ export async function runFeedScenario(opts: { serverEnv: Record<string, string>;
         checkPage(name, page, data.feed.edges, world);
         const expected = reference.get(page);
         if (!expected) reference.set(page, data.feed.edges);
-        else if (!isDeepStrictEqual(data.feed.edges, expected)) throw new Error(`${name} and Tally answered different feed pages of ${page}`);
+        else if (!isDeepStrictEqual(data.feed.edges, expected))
+          throw new Error(`${name} and Tally answered different feed pages of ${page}`);
       }
       if (id === 'tally') {
         cases.push(await prepare(server, { name: 'Tally { __typename }', server: id, query: 'floor', page: null }));
@@ -173,14 +177,31 @@ export async function runFeedScenario(opts: { serverEnv: Record<string, string>;
     const roundS = opts.durationS / FEED_ROUNDS;
     for (let round = 1; round <= FEED_ROUNDS; round++) {
       for (const c of cases) {
-        c.rounds.push(await runLoad({ url: c.server.url, connections: FEED_CONNECTIONS, durationS: roundS, body: c.body, headers, expectBody: c.expectBody }));
+        c.rounds.push(
+          await runLoad({
+            url: c.server.url,
+            connections: FEED_CONNECTIONS,
+            durationS: roundS,
+            body: c.body,
+            headers,
+            expectBody: c.expectBody,
+          }),
+        );
         await c.server.settle();
       }
-      console.log(`  round ${round}/${FEED_ROUNDS}: ${cases.map((c) => `${c.run.server} ${c.run.page ?? 'floor'} ${c.rounds.at(-1)!.rps.toFixed(0)}`).join(', ')} req/s`);
+      console.log(
+        `  round ${round}/${FEED_ROUNDS}: ${cases.map((c) => `${c.run.server} ${c.run.page ?? 'floor'} ${c.rounds.at(-1)!.rps.toFixed(0)}`).join(', ')} req/s`,
+      );
     }
     for (const c of cases) {
       const load = combineRounds(c.rounds);
-      runs.push({ ...c.run, load, rounds: c.rounds.map((r) => Number(r.rps.toFixed(1))), redisAlone: c.redisAlone, redisLoaded: c.redisLoaded });
+      runs.push({
+        ...c.run,
+        load,
+        rounds: c.rounds.map((r) => Number(r.rps.toFixed(1))),
+        redisAlone: c.redisAlone,
+        redisLoaded: c.redisLoaded,
+      });
       const label = c.run.query === 'floor' ? 'floor' : `feed ${c.run.page}`;
       console.log(`  ${label}, ${c.run.name}: ${load.rps.toFixed(0)} req/s, p50 ${load.p50Ms} ms, p99 ${load.p99Ms} ms`);
     }

@@ -30,7 +30,9 @@ export function feedRatios(runs: readonly FeedRun[], roundTripsByPage: readonly 
     format: (x) => x.toFixed(2),
     target: ROUND_TRIPS_TARGET,
     atMost: true,
-    detail: roundTripsByPage.map((r) => `${r.page}: ${r.roundTrips.toFixed(2)} RT, ${r.commands.toFixed(1)} cmds`).join('; ') + ' (one request at a time)',
+    detail:
+      roundTripsByPage.map((r) => `${r.page}: ${r.roundTrips.toFixed(2)} RT, ${r.commands.toFixed(1)} cmds`).join('; ') +
+      ' (one request at a time)',
   });
   for (const page of PAGES) {
     const tally = runOf(runs, 'tally', page);
@@ -57,20 +59,24 @@ export function feedRatios(runs: readonly FeedRun[], roundTripsByPage: readonly 
 export function feedRows(runs: readonly FeedRun[]): TableRow[] {
   const firstPage = PAGES[0];
   const order = (r: FeedRun) => (r.page ?? 0) * 100 + FEED_SERVERS.findIndex((s) => s.id === r.server);
-  return [...runs].sort((x, y) => order(x) - order(y)).map((r) => {
-    const tally = r.page === null ? runOf(runs, 'tally', firstPage) : runOf(runs, 'tally', r.page);
-    const vs =
-      r.query === 'floor' ? `${times(r.load.rps / tally.load.rps)} Tally feed ${firstPage}`
-      : r.server === 'tally' ? 'reference'
-      : `Tally ${times(tally.load.rps / r.load.rps)}`;
-    return {
-      scenario: r.query === 'floor' ? 'feed (floor)' : `feed ${r.page}`,
-      server: r.name,
-      ...r.load,
-      ...(r.redisAlone && { rtAlone: r.redisAlone.roundTrips }),
-      ...(r.redisLoaded && { rtLoaded: r.redisLoaded.roundTrips, commands: r.redisLoaded.commands }),
-      check: r.query === 'floor' ? 'same body' : 'same page',
-      vs,
-    };
-  });
+  return [...runs]
+    .sort((x, y) => order(x) - order(y))
+    .map((r) => {
+      const tally = r.page === null ? runOf(runs, 'tally', firstPage) : runOf(runs, 'tally', r.page);
+      const vs =
+        r.query === 'floor'
+          ? `${times(r.load.rps / tally.load.rps)} Tally feed ${firstPage}`
+          : r.server === 'tally'
+            ? 'reference'
+            : `Tally ${times(tally.load.rps / r.load.rps)}`;
+      return {
+        scenario: r.query === 'floor' ? 'feed (floor)' : `feed ${r.page}`,
+        server: r.name,
+        ...r.load,
+        ...(r.redisAlone && { rtAlone: r.redisAlone.roundTrips }),
+        ...(r.redisLoaded && { rtLoaded: r.redisLoaded.roundTrips, commands: r.redisLoaded.commands }),
+        check: r.query === 'floor' ? 'same body' : 'same page',
+        vs,
+      };
+    });
 }

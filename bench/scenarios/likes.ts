@@ -72,7 +72,10 @@ export async function runLikeScenario(opts: { serverEnv: Record<string, string>;
   const hotPostId = world.likeTargetIds[0]!;
   const tokens = await tokensFor(world, serverEnv.JWT_SECRET!, n);
   // A hot post is liked by users in no particular order (fixed seed: the same order everywhere).
-  const order = shuffled(tokens.map((_, i) => i), random(8));
+  const order = shuffled(
+    tokens.map((_, i) => i),
+    random(8),
+  );
   const likes = order.map((i) => ({ body: likeBody(hotPostId), token: tokens[i]! }));
   // Warm-up, not timed: every user's first request (Tally creates and caches the user, as on
   // any first sight), then the mutation path itself on another post.
@@ -112,9 +115,13 @@ export async function runLikeScenario(opts: { serverEnv: Record<string, string>;
       const reachedN = polls.find((p) => p.count >= n);
       const freshness = measureFreshness(acks, polls, baseCount);
 
-      const redisLoaded = before && after
-        ? { roundTrips: (after.roundTrips - before.roundTrips) / load.requests, commands: (after.commands - before.commands) / load.requests }
-        : null;
+      const redisLoaded =
+        before && after
+          ? {
+              roundTrips: (after.roundTrips - before.roundTrips) / load.requests,
+              commands: (after.commands - before.commands) / load.requests,
+            }
+          : null;
       const run: LikeRun = {
         name,
         load,

@@ -38,7 +38,7 @@ export const MEMORY_METHOD =
 
 export type RelationLayout = 'tally' | 'plainBitmap' | 'set' | 'hash';
 export const RELATION_LAYOUTS: Record<RelationLayout, string> = {
-  tally: "Tally, as its setRelation script stores a relation (every bm* and ra* key)",
+  tally: 'Tally, as its setRelation script stores a relation (every bm* and ra* key)',
   plainBitmap: 'plain bitmap (SETBIT bm:<entity>:<chunk> + SET of chunks)',
   set: 'SET of user ids (SADD)',
   hash: 'HASH user id -> 1 (HSET)',
@@ -110,14 +110,26 @@ function denseSet(n: number): DataSet {
   return {
     name: `dense ${n.toLocaleString('en-US')}`,
     description: `users 1..${n} (one 32,768-id chunk) like one post, in random order`,
-    likers: new Map([[1, shuffled(Array.from({ length: n }, (_, i) => i + 1), random(n))]]),
+    likers: new Map([
+      [
+        1,
+        shuffled(
+          Array.from({ length: n }, (_, i) => i + 1),
+          random(n),
+        ),
+      ],
+    ]),
   };
 }
 
 function sparseSet(): DataSet {
   const rand = random(100_000_000);
   const likers = new Map<number, number[]>();
-  for (let post = 1; post <= 1000; post++) likers.set(post, distinct(100, () => 1 + Math.floor(rand() * 1e8)));
+  for (let post = 1; post <= 1000; post++)
+    likers.set(
+      post,
+      distinct(100, () => 1 + Math.floor(rand() * 1e8)),
+    );
   return { name: 'sparse', description: '1,000 posts x 100 likers drawn uniformly among user ids 1..10^8', likers };
 }
 
@@ -129,11 +141,17 @@ function sparseSet(): DataSet {
 function longTailSet(): DataSet {
   const rand = random(10_000_000);
   const posts = 10_000;
-  const ranks = shuffled(Array.from({ length: posts }, (_, i) => i + 1), rand);
+  const ranks = shuffled(
+    Array.from({ length: posts }, (_, i) => i + 1),
+    rand,
+  );
   const likers = new Map<number, number[]>();
   ranks.forEach((rank, i) => {
     const count = Math.max(1, Math.round(30_000 * rank ** -1.1));
-    likers.set(i + 1, distinct(count, () => 1 + Math.floor(1e7 * rand() ** 2)));
+    likers.set(
+      i + 1,
+      distinct(count, () => 1 + Math.floor(1e7 * rand() ** 2)),
+    );
   });
   return {
     name: 'long tail',
@@ -200,9 +218,9 @@ async function measureTally(redis: ScriptedServer, set: DataSet): Promise<Layout
   let changed = 0;
   for (let i = 0; i < writes.length; i += WRITE_BATCH) {
     const results = await Promise.all(
-      writes.slice(i, i + WRITE_BATCH).map(({ id, userId }) =>
-        store.setFact({ userId, entity: post(id), metric: LIKE, authorId: 1, active: true }),
-      ),
+      writes
+        .slice(i, i + WRITE_BATCH)
+        .map(({ id, userId }) => store.setFact({ userId, entity: post(id), metric: LIKE, authorId: 1, active: true })),
     );
     changed += results.filter((r) => r.changed).length;
     // The events are not facts and nothing consumes them here: drop them as we go.
@@ -358,7 +376,14 @@ async function measureEntities(redis: Redis): Promise<EntityMemory[]> {
     const encodings: Record<string, number> = {};
     await encodingsOf(redis, keys, encodings);
     await unlinkAll(redis, keys);
-    results.push({ layout, description: ENTITY_LAYOUTS[layout], entities: ids.length, bytes, perEntity: bytes / ids.length, keys: encodings });
+    results.push({
+      layout,
+      description: ENTITY_LAYOUTS[layout],
+      entities: ids.length,
+      bytes,
+      perEntity: bytes / ids.length,
+      keys: encodings,
+    });
   }
   return results;
 }
@@ -417,8 +442,17 @@ export async function runMemoryScenario(opts: { redisUrl: string; db: number; lo
       );
     }
     const entities = await measureEntities(redis);
-    log(`  per counted entity (${COUNTED_ENTITIES.toLocaleString('en-US')}): ${entities.map((e) => `${e.layout} ${e.perEntity.toFixed(1)} B`).join(', ')}`);
-    return { method: MEMORY_METHOD, db: opts.db, relationLayouts: RELATION_LAYOUTS, redis: await redisSettings(redis), relations, entities };
+    log(
+      `  per counted entity (${COUNTED_ENTITIES.toLocaleString('en-US')}): ${entities.map((e) => `${e.layout} ${e.perEntity.toFixed(1)} B`).join(', ')}`,
+    );
+    return {
+      method: MEMORY_METHOD,
+      db: opts.db,
+      relationLayouts: RELATION_LAYOUTS,
+      redis: await redisSettings(redis),
+      relations,
+      entities,
+    };
   } finally {
     await unlinkAll(redis, await scanKeys(redis, '*'));
     redis.disconnect();

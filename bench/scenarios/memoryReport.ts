@@ -35,12 +35,19 @@ export function memoryRatios(results: MemoryResults): Ratio[] {
 
 function columns(header: string[], rows: string[][], numericFrom: number): string {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-  const line = (c: string[]) => c.map((v, i) => (i >= numericFrom && i < c.length - 1 ? v.padStart(widths[i]!) : v.padEnd(widths[i]!))).join('  ').trimEnd();
+  const line = (c: string[]) =>
+    c
+      .map((v, i) => (i >= numericFrom && i < c.length - 1 ? v.padStart(widths[i]!) : v.padEnd(widths[i]!)))
+      .join('  ')
+      .trimEnd();
   const rule = widths.map((w) => '-'.repeat(w)).join('  ');
   return [line(header), rule, ...rows.map(line)].join('\n');
 }
 
-const keyCounts = (keys: Record<string, number>) => Object.entries(keys).map(([k, n]) => `${n} ${k}`).join(', ');
+const keyCounts = (keys: Record<string, number>) =>
+  Object.entries(keys)
+    .map(([k, n]) => `${n} ${k}`)
+    .join(', ');
 
 export function memoryTable(results: MemoryResults): string {
   const layouts = Object.keys(RELATION_LAYOUTS) as RelationLayout[];

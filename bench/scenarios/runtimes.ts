@@ -22,7 +22,13 @@ export interface RuntimeRun {
   rounds: number[];
 }
 
-export async function runRuntimeScenario(opts: { serverEnv: Record<string, string>; world: World; binaries: readonly NodeBinary[]; durationS: number; warmupS: number }) {
+export async function runRuntimeScenario(opts: {
+  serverEnv: Record<string, string>;
+  world: World;
+  binaries: readonly NodeBinary[];
+  durationS: number;
+  warmupS: number;
+}) {
   const { world } = opts;
   const token = world.tokens.get(VIEWER_ID)!;
   const headers = { authorization: `Bearer ${token}` };
@@ -40,7 +46,8 @@ export async function runRuntimeScenario(opts: { serverEnv: Record<string, strin
         checkPage(`Tally on Node ${binary.version}`, page, data.feed.edges, world);
         const expected = reference.get(page);
         if (!expected) reference.set(page, data.feed.edges);
-        else if (!isDeepStrictEqual(data.feed.edges, expected)) throw new Error(`Node ${binary.version} and ${opts.binaries[0]!.version} answered different feed pages of ${page}`);
+        else if (!isDeepStrictEqual(data.feed.edges, expected))
+          throw new Error(`Node ${binary.version} and ${opts.binaries[0]!.version} answered different feed pages of ${page}`);
         const body = JSON.stringify({ query: FEED, variables: { first: page } });
         // Not timed: lets V8 optimise the hot path on each runtime before the rounds.
         await runLoad({ url: server.url, connections: FEED_CONNECTIONS, durationS: opts.warmupS, body, headers });
@@ -53,21 +60,34 @@ export async function runRuntimeScenario(opts: { serverEnv: Record<string, strin
       // Every other round backwards: a machine that speeds up or slows down during a round
       // then favours neither runtime.
       for (const c of round % 2 ? cases : [...cases].reverse()) {
-        c.rounds.push(await runLoad({ url: c.server.url, connections: FEED_CONNECTIONS, durationS: roundS, body: c.body, headers, expectBody: c.expectBody }));
+        c.rounds.push(
+          await runLoad({
+            url: c.server.url,
+            connections: FEED_CONNECTIONS,
+            durationS: roundS,
+            body: c.body,
+            headers,
+            expectBody: c.expectBody,
+          }),
+        );
         await c.server.settle();
       }
-      console.log(`  round ${round}/${FEED_ROUNDS}: ${cases.map((c) => `${c.binary.version} ${c.page} ${c.rounds.at(-1)!.rps.toFixed(0)}`).join(', ')} req/s`);
+      console.log(
+        `  round ${round}/${FEED_ROUNDS}: ${cases.map((c) => `${c.binary.version} ${c.page} ${c.rounds.at(-1)!.rps.toFixed(0)}`).join(', ')} req/s`,
+      );
     }
   } finally {
     for (const server of servers) await server.stop();
   }
-  return cases.map((c): RuntimeRun => ({
-    node: c.binary.version,
-    binary: c.binary.path,
-    page: c.page,
-    load: combineRounds(c.rounds),
-    rounds: c.rounds.map((r) => Number(r.rps.toFixed(1))),
-  }));
+  return cases.map(
+    (c): RuntimeRun => ({
+      node: c.binary.version,
+      binary: c.binary.path,
+      page: c.page,
+      load: combineRounds(c.rounds),
+      rounds: c.rounds.map((r) => Number(r.rps.toFixed(1))),
+    }),
+  );
 }
 
 /** Per page size, each runtime against the first one (the reference). */

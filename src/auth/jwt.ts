@@ -51,9 +51,7 @@ export function createAuth(secret: string) {
           clockTolerance: CLOCK_TOLERANCE_S,
         }));
       } catch (error) {
-        throw unauthenticated(
-          error instanceof joseErrors.JWTExpired ? 'token expired' : 'invalid token',
-        );
+        throw unauthenticated(error instanceof joseErrors.JWTExpired ? 'token expired' : 'invalid token');
       }
       const id = parseSubject(payload.sub);
       if (id === null) throw unauthenticated('token subject must be a positive integer user id below 2^53');

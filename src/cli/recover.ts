@@ -23,7 +23,14 @@ const keys = createKeys(config.redisKeyPrefix, config.partitions);
 const eventLogs = createEventLogs(config, redis, keys, logger);
 const bar = createProgressBar('recover');
 try {
-  const { readiness, recovery, hasDurableState } = createRecoveryServices({ redis, keys, db, logger, eventLogs, rebuildLockMs: config.rebuildLockMs });
+  const { readiness, recovery, hasDurableState } = createRecoveryServices({
+    redis,
+    keys,
+    db,
+    logger,
+    eventLogs,
+    rebuildLockMs: config.rebuildLockMs,
+  });
   await checkDeployment(redis, keys, hasDurableState);
   const started = Date.now();
   let followed = false;

@@ -8,9 +8,7 @@ import { POST_FACT_METRICS } from '../relations/kinds.js';
 export const REBUILDS_PER_WINDOW = 3;
 export const REBUILD_WINDOW_MS = 10_000;
 
-export type Acquired =
-  | { status: 'acquired'; token: string }
-  | { status: 'locked' | 'rate-limited'; retryInMs: number };
+export type Acquired = { status: 'acquired'; token: string } | { status: 'locked' | 'rate-limited'; retryInMs: number };
 
 export function createRebuilder(deps: { redis: ScriptedRedis; keys: Keys; lockMs: number }) {
   const { redis, keys } = deps;

@@ -54,7 +54,10 @@ export function createReconciler(deps: ReconcilerDeps) {
     const recent = await Promise.all(
       Array.from({ length: keys.partitions }, async (_, p) => {
         const entries = (await redis.xrevrange(keys.outbox(p), '+', '-', 'COUNT', RECENT_PER_PARTITION)) as [string, string[]][];
-        return entries.map(([id, fields]) => decodeOutboxEntry(id, p, fields)).filter((e) => e?.entityType === POST).map((e) => e!.entityId);
+        return entries
+          .map(([id, fields]) => decodeOutboxEntry(id, p, fields))
+          .filter((e) => e?.entityType === POST)
+          .map((e) => e!.entityId);
       }),
     );
     const sample = await deps.posts.randomLiveIds(deps.sampleSize);
@@ -65,8 +68,17 @@ export function createReconciler(deps: ReconcilerDeps) {
     const post = { type: POST, id: postId };
     const p = keys.partitionOf(post);
     const reply = await redis.inspectCounters(
-      keys.counters(post), keys.agg(post), keys.aggState(p), keys.outbox(p), keys.rebuilt(p),
-      POST, postId, keys.prefix, keys.partitionTag(p), POST_FACT_METRICS, IN_FLIGHT_SCAN_LIMIT,
+      keys.counters(post),
+      keys.agg(post),
+      keys.aggState(p),
+      keys.outbox(p),
+      keys.rebuilt(p),
+      POST,
+      postId,
+      keys.prefix,
+      keys.partitionTag(p),
+      POST_FACT_METRICS,
+      IN_FLIGHT_SCAN_LIMIT,
     );
     if (reply[0] !== 1) return null;
     return {
@@ -79,13 +91,15 @@ export function createReconciler(deps: ReconcilerDeps) {
     };
   }
 
-  const countersDrifted = (s: Snapshot) =>
-    !s.countersValid || s.metrics.some((m) => m.counter + m.pending + m.inFlight !== m.facts);
+  const countersDrifted = (s: Snapshot) => !s.countersValid || s.metrics.some((m) => m.counter + m.pending + m.inFlight !== m.facts);
 
   /** Posts whose bitmap counts differ from PostgreSQL's active facts. */
   async function factMismatches(snapshots: Snapshot[]): Promise<number[]> {
     if (snapshots.length === 0) return [];
-    const rows = await deps.facts.counts(POST, snapshots.map((s) => s.postId));
+    const rows = await deps.facts.counts(
+      POST,
+      snapshots.map((s) => s.postId),
+    );
     const durable = (id: number, kind: string) => rows.find((r) => r.entityId === id && r.kind === kind)?.count ?? 0;
     return snapshots.filter((s) => s.metrics.some((m) => m.facts !== durable(s.postId, m.name))).map((s) => s.postId);
   }

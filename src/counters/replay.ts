@@ -57,8 +57,15 @@ export function createReplay(deps: { redis: ScriptedRedis; keys: Keys; eventLog:
     let switched = 0;
     for (;;) {
       const reply = await redis.switchReplayedCounters(
-        keys.replayedEntities(p), keys.aggState(p), keys.outbox(p), keys.rebuilt(p),
-        through, SWITCH_BATCH, keys.replayedPrefix(p), keys.countersPrefix(p), keys.aggPrefix(p),
+        keys.replayedEntities(p),
+        keys.aggState(p),
+        keys.outbox(p),
+        keys.rebuilt(p),
+        through,
+        SWITCH_BATCH,
+        keys.replayedPrefix(p),
+        keys.countersPrefix(p),
+        keys.aggPrefix(p),
       );
       if (!Array.isArray(reply)) throw new Error(`switchReplayedCounters refused its arguments (code ${reply})`);
       switched += reply[0];

@@ -29,8 +29,15 @@ export function createUserCounters(deps: { redis: ScriptedRedis; keys: Keys; sto
     await Promise.all(
       rows.map((r) =>
         redis.setUserCounters(
-          keys.userCounters(r.userId), keys.userCountersVersion(r.userId), String(r.version),
-          r.followings, r.followers, r.posts, r.likesReceived, r.favsReceived, options.repair ? '1' : '0',
+          keys.userCounters(r.userId),
+          keys.userCountersVersion(r.userId),
+          String(r.version),
+          r.followings,
+          r.followers,
+          r.posts,
+          r.likesReceived,
+          r.favsReceived,
+          options.repair ? '1' : '0',
         ),
       ),
     );
@@ -56,7 +63,10 @@ export function createUserCounters(deps: { redis: ScriptedRedis; keys: Keys; sto
       const missing = userIds.filter((_, i) => values[i] === null);
       const found = missing.length > 0 ? await store.byIds(missing) : [];
       // Users without a row have counted nothing yet: cache zeros at version 0.
-      const rows = [...found, ...missing.filter((id) => !found.some((r) => r.userId === id)).map((userId) => ({ userId, ...ZERO_COUNTS, version: 0n }))];
+      const rows = [
+        ...found,
+        ...missing.filter((id) => !found.some((r) => r.userId === id)).map((userId) => ({ userId, ...ZERO_COUNTS, version: 0n })),
+      ];
       if (rows.length > 0) await cache(rows);
       const byId = new Map(rows.map((r) => [r.userId, r]));
       return userIds.map((id, i) => {

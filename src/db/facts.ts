@@ -90,7 +90,9 @@ export function createFactStore(db: Db) {
 
     /** How many entities have facts (what a recovery walks). */
     async entityTotal(): Promise<number> {
-      const [row] = await db.$queryRaw<{ n: bigint }[]>`SELECT count(*) AS n FROM (SELECT DISTINCT entity_type, entity_id FROM relation_facts) e`;
+      const [row] = await db.$queryRaw<
+        { n: bigint }[]
+      >`SELECT count(*) AS n FROM (SELECT DISTINCT entity_type, entity_id FROM relation_facts) e`;
       return Number(row?.n ?? 0);
     },
 

@@ -88,10 +88,7 @@ export function createPostStore(db: Db) {
           ...(after && {
             // The redundant `lte` bound becomes the index condition; the OR only trims ties.
             createdAt: { lte: after.createdAt },
-            OR: [
-              { createdAt: { lt: after.createdAt } },
-              { createdAt: after.createdAt, id: { lt: after.id } },
-            ],
+            OR: [{ createdAt: { lt: after.createdAt } }, { createdAt: after.createdAt, id: { lt: after.id } }],
           }),
         },
         orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],

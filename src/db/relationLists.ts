@@ -48,30 +48,40 @@ export function createRelationLists(db: Db) {
       const visible = visibility
         ? Prisma.sql`AND (u.likes_public OR f.user_id = ${visibility.privateExceptFor ?? 0}::bigint)`
         : Prisma.empty;
-      return toRows(await db.$queryRaw<RawRow[]>`
+      return toRows(
+        await db.$queryRaw<RawRow[]>`
         SELECT f.user_id AS id, f.updated_at AS at
         FROM relation_facts f JOIN users u ON u.id = f.user_id
         WHERE f.entity_type = ${entityType} AND f.entity_id = ${entityId}::bigint AND f.kind = ${kind} AND f.active
           ${visible} ${after(from, Prisma.sql`f.user_id`)}
         ORDER BY f.updated_at DESC, f.user_id DESC
-        LIMIT ${limit}`);
+        LIMIT ${limit}`,
+      );
     },
 
     /**
      * Entities the user has an active `kind` fact on that still exist: users followed, or
      * posts liked or favourited (deleted ones are left out).
      */
-    async entitiesOf(userId: number, entityType: 'post' | 'user', kind: string, limit: number, from: ListPosition | null): Promise<ListRow[]> {
+    async entitiesOf(
+      userId: number,
+      entityType: 'post' | 'user',
+      kind: string,
+      limit: number,
+      from: ListPosition | null,
+    ): Promise<ListRow[]> {
       const existing =
         entityType === 'post'
           ? Prisma.sql`JOIN posts e ON e.id = f.entity_id AND e.deleted_at IS NULL`
           : Prisma.sql`JOIN users e ON e.id = f.entity_id`;
-      return toRows(await db.$queryRaw<RawRow[]>`
+      return toRows(
+        await db.$queryRaw<RawRow[]>`
         SELECT f.entity_id AS id, f.updated_at AS at
         FROM relation_facts f ${existing}
         WHERE f.user_id = ${userId}::bigint AND f.kind = ${kind} AND f.active ${after(from, Prisma.sql`f.entity_id`)}
         ORDER BY f.updated_at DESC, f.entity_id DESC
-        LIMIT ${limit}`);
+        LIMIT ${limit}`,
+      );
     },
   };
 }

@@ -65,7 +65,7 @@ export async function addUserCounts(sql: Sql, deltas: Map<number, UserCountValue
 
 /** The counts as the base tables say now (what the stored counters must equal). */
 async function fromBaseTables(sql: Sql, userIds: readonly number[]): Promise<Map<number, UserCountValues>> {
-  const rows = await sql.$queryRaw<(Omit<RawRow, 'version'>)[]>`
+  const rows = await sql.$queryRaw<Omit<RawRow, 'version'>[]>`
     SELECT u.id AS user_id,
       (SELECT count(*) FROM relation_facts f WHERE f.user_id = u.id AND f.kind = 'follow' AND f.active)::int AS followings,
       (SELECT count(*) FROM relation_facts f WHERE f.entity_type = 'user' AND f.entity_id = u.id AND f.kind = 'follow' AND f.active)::int AS followers,
@@ -75,7 +75,12 @@ async function fromBaseTables(sql: Sql, userIds: readonly number[]): Promise<Map
       (SELECT count(*) FROM relation_facts f JOIN posts p ON p.id = f.entity_id
          WHERE f.entity_type = 'post' AND p.author_id = u.id AND f.kind = 'fav' AND f.active)::int AS favs_received
     FROM unnest(${userIds.map(String)}::bigint[]) AS u(id)`;
-  return new Map(rows.map((r) => [Number(r.user_id), { followings: r.followings, followers: r.followers, posts: r.posts, likesReceived: r.likes_received, favsReceived: r.favs_received }]));
+  return new Map(
+    rows.map((r) => [
+      Number(r.user_id),
+      { followings: r.followings, followers: r.followers, posts: r.posts, likesReceived: r.likes_received, favsReceived: r.favs_received },
+    ]),
+  );
 }
 
 export function createUserCounterStore(db: Db) {

@@ -22,8 +22,7 @@ export interface AssignmentOptions {
 
 // A well-mixed hash: with a weak one (FNV) members whose names differ only at the end win
 // nearly every partition.
-const weight = (member: string, partition: number) =>
-  createHash('sha256').update(`${member}#${partition}`).digest().readUInt32BE(0);
+const weight = (member: string, partition: number) => createHash('sha256').update(`${member}#${partition}`).digest().readUInt32BE(0);
 
 /** Rendezvous (highest random weight) hashing: stable, and moves only the partitions it must. */
 export function ownerOf(partition: number, members: readonly string[]): string | undefined {

@@ -69,18 +69,20 @@ export function createRedisStreamsLog(options: RedisStreamsOptions): EventLog {
       let lastTrim = 0;
 
       async function reclaimPending(cursor: string): Promise<{ next: string; raw: StreamEntry[] }> {
-        const [next, raw, deleted] = (await redis.call(
-          'XAUTOCLAIM', stream, group, consumer, 0, cursor, 'COUNT', batchSize,
-        )) as [string, (StreamEntry | null)[], string[]];
+        const [next, raw, deleted] = (await redis.call('XAUTOCLAIM', stream, group, consumer, 0, cursor, 'COUNT', batchSize)) as [
+          string,
+          (StreamEntry | null)[],
+          string[],
+        ];
         // Entries trimmed while pending come back as ids only: nothing left to handle.
         if (deleted?.length) await redis.xack(stream, group, ...deleted);
         return { next, raw: raw.filter((e): e is StreamEntry => e !== null) };
       }
 
       async function readNew(): Promise<StreamEntry[]> {
-        const reply = (await redis.call(
-          'XREADGROUP', 'GROUP', group, consumer, 'COUNT', batchSize, 'STREAMS', stream, '>',
-        )) as [string, StreamEntry[]][] | null;
+        const reply = (await redis.call('XREADGROUP', 'GROUP', group, consumer, 'COUNT', batchSize, 'STREAMS', stream, '>')) as
+          | [string, StreamEntry[]][]
+          | null;
         return reply?.[0]?.[1] ?? [];
       }
 

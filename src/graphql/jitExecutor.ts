@@ -17,7 +17,9 @@ const COMPILED_MAX = 1000;
 
 /** graphql-js's own words for an operation it cannot pick (Apollo turns them into a 400). */
 function unresolvedOperation(name: string | undefined): GraphQLError {
-  return new GraphQLError(name ? `Unknown operation named "${name}".` : 'Must provide operation name if query contains multiple operations.');
+  return new GraphQLError(
+    name ? `Unknown operation named "${name}".` : 'Must provide operation name if query contains multiple operations.',
+  );
 }
 
 /**

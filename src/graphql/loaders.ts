@@ -46,9 +46,7 @@ export function createLoaders(services: Services, viewer: Viewer | null, client:
     nextListPage: () => ++listPages,
     user: new DataLoader<number, UserModel | null>(async (ids) => inKeyOrder(ids, await services.users.byIds(ids))),
     /** Live posts only: a deleted post loads as null. */
-    post: new DataLoader<number, PostModel | null>(async (ids) =>
-      inKeyOrder(ids, await services.posts.liveByIds(ids)),
-    ),
+    post: new DataLoader<number, PostModel | null>(async (ids) => inKeyOrder(ids, await services.posts.liveByIds(ids))),
     counts: new DataLoader<number, PostCounts>(async (postIds) =>
       orFromPostgres(postIds, await services.postCounters.load(postIds), (ids) => services.durableReads.counts(ids)),
     ),

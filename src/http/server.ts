@@ -38,7 +38,10 @@ export interface HttpDeps {
 }
 
 class HttpError extends Error {
-  constructor(readonly status: number, message: string) {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
     super(message);
   }
 }
@@ -122,7 +125,13 @@ function withDeadline<T>(work: Promise<T>, ms: number): Promise<T | typeof TIMED
 
 /** How a response that no plugin described ended, from its status. */
 const outcomeOfStatus = (status: number) =>
-  status < 400 ? 'ok' : status === 401 ? ErrorCode.UNAUTHENTICATED : status >= 500 ? ErrorCode.INTERNAL_SERVER_ERROR : ErrorCode.BAD_USER_INPUT;
+  status < 400
+    ? 'ok'
+    : status === 401
+      ? ErrorCode.UNAUTHENTICATED
+      : status >= 500
+        ? ErrorCode.INTERNAL_SERVER_ERROR
+        : ErrorCode.BAD_USER_INPUT;
 
 function record(deps: HttpDeps, scope: RequestScope) {
   const operation = scope.operation ?? 'unknown';
@@ -202,44 +211,48 @@ function limitConnections(server: Server, limits: Config['http']): Server {
 export function createHttpServer(deps: HttpDeps): Server {
   // Node enforces the header and request timeouts on this check interval (30 s by default).
   const connectionsCheckingInterval = Math.min(1000, Math.ceil(deps.connections.headersTimeoutMs / 4));
-  return limitConnections(createServer({ connectionsCheckingInterval }, (req, res) => {
-    // The path and query string as sent (a WHATWG URL parse per request costs more than routing).
-    const target = req.url ?? '/';
-    const at = target.indexOf('?');
-    const pathname = at === -1 ? target : target.slice(0, at);
-    const search = at === -1 ? '' : target.slice(at);
-    const handle = async () => {
-      switch (pathname) {
-        case '/graphql':
-          if (!deps.apollo) return sendJson(res, 404, { error: 'this process runs ROLE=worker' });
-          if (deps.graphiql && req.method === 'GET' && prefersHtml(req.headers.accept)) return sendGraphiQLPage(res);
-          return serveGraphQL(deps.apollo, deps, req, res, search);
-        case '/healthz':
-          return sendJson(res, 200, { status: 'ok' });
-        case '/readyz':
-          return serveReadiness(deps, res);
-        case '/metrics': {
-          const body = await deps.metrics.registry.metrics();
-          res.writeHead(200, { 'content-type': deps.metrics.registry.contentType });
-          return res.end(body);
-        }
-        default:
-          if (deps.graphiql && deps.apollo && pathname.startsWith(GRAPHIQL_ASSET_PREFIX)) {
-            return serveGraphiQLAsset(req, res, pathname);
+  return limitConnections(
+    createServer({ connectionsCheckingInterval }, (req, res) => {
+      // The path and query string as sent (a WHATWG URL parse per request costs more than routing).
+      const target = req.url ?? '/';
+      const at = target.indexOf('?');
+      const pathname = at === -1 ? target : target.slice(0, at);
+      const search = at === -1 ? '' : target.slice(at);
+      const handle = async () => {
+        switch (pathname) {
+          case '/graphql':
+            if (!deps.apollo) return sendJson(res, 404, { error: 'this process runs ROLE=worker' });
+            if (deps.graphiql && req.method === 'GET' && prefersHtml(req.headers.accept)) return sendGraphiQLPage(res);
+            return serveGraphQL(deps.apollo, deps, req, res, search);
+          case '/healthz':
+            return sendJson(res, 200, { status: 'ok' });
+          case '/readyz':
+            return serveReadiness(deps, res);
+          case '/metrics': {
+            const body = await deps.metrics.registry.metrics();
+            res.writeHead(200, { 'content-type': deps.metrics.registry.contentType });
+            return res.end(body);
           }
-          return sendJson(res, 404, { error: 'not found' });
-      }
-    };
-    handle().catch((error: unknown) => {
-      if (error instanceof HttpError) {
-        // Drain nothing more: the client may still be sending an oversized body.
-        res.setHeader('connection', 'close');
-        return sendRequestError(res, error.status, error.message);
-      }
-      if (isClientAbort(error)) return;
-      deps.logger.error({ err: error }, 'unhandled error serving HTTP request');
-      if (!res.headersSent) sendJson(res, 500, { errors: [{ message: 'internal server error', extensions: { code: ErrorCode.INTERNAL_SERVER_ERROR } }] });
-      else res.end();
-    });
-  }), deps.connections);
+          default:
+            if (deps.graphiql && deps.apollo && pathname.startsWith(GRAPHIQL_ASSET_PREFIX)) {
+              return serveGraphiQLAsset(req, res, pathname);
+            }
+            return sendJson(res, 404, { error: 'not found' });
+        }
+      };
+      handle().catch((error: unknown) => {
+        if (error instanceof HttpError) {
+          // Drain nothing more: the client may still be sending an oversized body.
+          res.setHeader('connection', 'close');
+          return sendRequestError(res, error.status, error.message);
+        }
+        if (isClientAbort(error)) return;
+        deps.logger.error({ err: error }, 'unhandled error serving HTTP request');
+        if (!res.headersSent)
+          sendJson(res, 500, { errors: [{ message: 'internal server error', extensions: { code: ErrorCode.INTERNAL_SERVER_ERROR } }] });
+        else res.end();
+      });
+    }),
+    deps.connections,
+  );
 }

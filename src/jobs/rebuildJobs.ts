@@ -22,8 +22,7 @@ export type RebuildJobData = EntityRef;
 
 export const rebuildJobId = (entity: EntityRef) => `${entity.type}-${entity.id}`;
 
-export const rebuildBackoffMs = (attemptsMade: number) =>
-  Math.min(BACKOFF_MAX_MS, BACKOFF_FIRST_MS * 2 ** Math.max(0, attemptsMade - 1));
+export const rebuildBackoffMs = (attemptsMade: number) => Math.min(BACKOFF_MAX_MS, BACKOFF_FIRST_MS * 2 ** Math.max(0, attemptsMade - 1));
 
 /** The producing side: any process that notices counters needing a rebuild. */
 export function createRebuildRequests(connection: ConnectionOptions, keys: Keys, logger: Logger) {

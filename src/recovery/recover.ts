@@ -65,7 +65,12 @@ export function createRecovery(deps: RecoveryDeps) {
   const { redis, keys, facts, readiness } = deps;
   const pageSize = deps.pageSize ?? PAGE;
 
-  async function restoreEntities(notReady: Set<number>, restart: boolean, renew: () => Promise<void>, report: (p: RecoveryProgress) => void) {
+  async function restoreEntities(
+    notReady: Set<number>,
+    restart: boolean,
+    renew: () => Promise<void>,
+    report: (p: RecoveryProgress) => void,
+  ) {
     const saved = restart ? null : (JSON.parse((await redis.get(keys.recoveryProgress())) ?? 'null') as SavedProgress | null);
     let done = saved?.done ?? 0;
     const total = saved?.total ?? (await facts.entityTotal());

@@ -30,7 +30,15 @@ export function createRecoveryServices(deps: RecoveryServicesDeps) {
   const facts = createFactStore(deps.db);
   const readiness = createReadiness(redis, keys);
   const rebuilder = createRebuilder({ redis, keys, lockMs: deps.rebuildLockMs });
-  const restorer = createEntityRestorer({ redis, keys, facts, readiness, rebuilder, durableLogSettled: deps.eventLogs.durableLogSettled, logger });
+  const restorer = createEntityRestorer({
+    redis,
+    keys,
+    facts,
+    readiness,
+    rebuilder,
+    durableLogSettled: deps.eventLogs.durableLogSettled,
+    logger,
+  });
   const userStore = createUserCounterStore(deps.db);
   const userCounters = createUserCounters({ redis, keys, store: userStore });
   const recovery = createRecovery({

@@ -78,8 +78,7 @@ export function createKeys(prefix: string, partitions: number) {
     /** Rebuilds of the entity in the current rate-limit window. */
     rebuildRate: (entity: EntityRef) => `${prefix}rbrate:${p(partitionOf(entity))}:${name(entity)}`,
     /** First result of an idempotent mutation, in the entity's slot so the script can reach it. */
-    idempotency: (entity: EntityRef, userId: number, key: string) =>
-      `${prefix}idem:${p(partitionOf(entity))}:${userId}:${key}`,
+    idempotency: (entity: EntityRef, userId: number, key: string) => `${prefix}idem:${p(partitionOf(entity))}:${userId}:${key}`,
     /** The user's counters (SDS: followings, followers, posts, likesReceived, favsReceived). */
     userCounters: (userId: number) => `${prefix}ucnt:${u(userPartition(userId, partitions))}:${SCHEMA}:${userId}`,
     /** Version of the cached user counters (rows older than it are not written). */
@@ -91,8 +90,7 @@ export function createKeys(prefix: string, partitions: number) {
     /** Epoch ms: every change acknowledged before it is in the user counters. */
     usersAsOf: () => `${prefix}uasof`,
     /** Which request a user's idempotency key was first used for (in the user's slot). */
-    idempotencyClaim: (userId: number, key: string) =>
-      `${prefix}idemu:${u(userPartition(userId, partitions))}:${userId}:${key}`,
+    idempotencyClaim: (userId: number, key: string) => `${prefix}idemu:${u(userPartition(userId, partitions))}:${userId}:${key}`,
     // The automatic persisted query store (src/graphql/persistedQueries.ts): one hash tag, so
     // its script reaches all three on a Cluster.
     /** Documents by Apollo's cache key for them ("apq:<sha256>"). */

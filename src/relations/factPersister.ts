@@ -37,8 +37,7 @@ interface FactRow {
   authorId: number;
 }
 
-const factKey = (userId: number, entityType: string, entityId: number, kind: string) =>
-  `${userId}|${entityType}|${entityId}|${kind}`;
+const factKey = (userId: number, entityType: string, entityId: number, kind: string) => `${userId}|${entityType}|${entityId}|${kind}`;
 
 /** The newest state per (user, entity, kind) in a batch: one row each, as one statement requires. */
 export function latestFacts(batch: EventBatch): FactRow[] {

@@ -60,8 +60,7 @@ export interface RelationStoreDeps {
 }
 
 export function createRelationStore(redis: ScriptedRedis, keys: Keys, deps: RelationStoreDeps = {}) {
-  const conflictError = () =>
-    conflict('idempotencyKey was already used for a different request; use a new key for a new action');
+  const conflictError = () => conflict('idempotencyKey was already used for a different request; use a new key for a new action');
 
   async function setFact(input: SetFactInput): Promise<SetRelationResult> {
     const { userId, entity, metric, authorId, active } = input;
@@ -72,38 +71,40 @@ export function createRelationStore(redis: ScriptedRedis, keys: Keys, deps: Rela
     if (key !== null) {
       // The result record lives in the entity's slot (the script must reach it); this claim in
       // the user's slot is what catches the same key reused for another entity.
-      const claimed = (await redis.call(
-        'SET', keys.idempotencyClaim(userId, key), fingerprint, 'EX', IDEMPOTENCY_TTL_S, 'NX', 'GET',
-      )) as string | null;
+      const claimed = (await redis.call('SET', keys.idempotencyClaim(userId, key), fingerprint, 'EX', IDEMPOTENCY_TTL_S, 'NX', 'GET')) as
+        | string
+        | null;
       if (claimed !== null && claimed !== fingerprint) throw conflictError();
     }
 
     const partition = keys.partitionOf(entity);
-    const attempt = () => redis.setRelation(
-      keys.chunkIndex(metric.name, entity),
-      keys.arrayIndex(metric.name, entity),
-      keys.outbox(partition),
-      keys.idempotency(entity, userId, key ?? ''),
-      keys.ready(partition),
-      keys.restored(partition),
-      keys.partitionTag(partition),
-      active ? 1 : 0,
-      keys.prefix,
-      fingerprint,
-      IDEMPOTENCY_TTL_S,
-      entity.type,
-      entity.id,
-      metric.name,
-      metric.sdsIndex,
-      userId,
-      authorId,
-    );
+    const attempt = () =>
+      redis.setRelation(
+        keys.chunkIndex(metric.name, entity),
+        keys.arrayIndex(metric.name, entity),
+        keys.outbox(partition),
+        keys.idempotency(entity, userId, key ?? ''),
+        keys.ready(partition),
+        keys.restored(partition),
+        keys.partitionTag(partition),
+        active ? 1 : 0,
+        keys.prefix,
+        fingerprint,
+        IDEMPOTENCY_TTL_S,
+        entity.type,
+        entity.id,
+        metric.name,
+        metric.sdsIndex,
+        userId,
+        authorId,
+      );
     let reply = await attempt();
     if (reply === NOT_RESTORED && deps.restore) {
       await deps.restore(entity);
       reply = await attempt();
     }
-    if (reply === NOT_RESTORED) throw unavailable(`${entity.type} ${entity.id} is being restored after a Redis restart; try again shortly`, 1000);
+    if (reply === NOT_RESTORED)
+      throw unavailable(`${entity.type} ${entity.id} is being restored after a Redis restart; try again shortly`, 1000);
     if (reply === -1) throw conflictError();
     if (!Array.isArray(reply)) throw new Error(`setRelation failed with code ${reply}`);
     const [status, changed, eventId] = reply;
@@ -116,13 +117,24 @@ export function createRelationStore(redis: ScriptedRedis, keys: Keys, deps: Rela
    * on a single Redis, a partition on a Cluster), all issued in one tick, so auto-pipelining
    * sends them as one round trip.
    */
-  async function hasFacts(userId: number, type: string, metrics: readonly string[], ids: readonly number[]): Promise<FactsOrUnknown<boolean[]>[]> {
+  async function hasFacts(
+    userId: number,
+    type: string,
+    metrics: readonly string[],
+    ids: readonly number[],
+  ): Promise<FactsOrUnknown<boolean[]>[]> {
     const partitions = ids.map((id) => keys.partitionOf({ type, id }));
     const answers: FactsOrUnknown<boolean[]>[] = new Array(ids.length);
     const stride = metrics.length + 1; // per entity: whether Redis holds it, then each metric
     await Promise.all(
       commandGroups(ids, (_, i) => partitions[i]!, isCluster(redis)).map(async (indexes) => {
-        const args: (string | number)[] = [keys.chunkIndex(metrics[0]!, { type, id: ids[indexes[0]!]! }), keys.prefix, userId, type, metrics.join(',')];
+        const args: (string | number)[] = [
+          keys.chunkIndex(metrics[0]!, { type, id: ids[indexes[0]!]! }),
+          keys.prefix,
+          userId,
+          type,
+          metrics.join(','),
+        ];
         for (const i of indexes) args.push(keys.partitionTag(partitions[i]!), ids[i]!);
         const reply = await redis.hasFacts(...args);
         indexes.forEach((i, k) => {
@@ -137,8 +149,7 @@ export function createRelationStore(redis: ScriptedRedis, keys: Keys, deps: Rela
     setFact,
 
     /** A like or favourite on a post. */
-    set: (input: SetRelationInput) =>
-      setFact({ ...input, entity: { type: POST, id: input.postId }, metric: METRICS[input.kind] }),
+    set: (input: SetRelationInput) => setFact({ ...input, entity: { type: POST, id: input.postId }, metric: METRICS[input.kind] }),
 
     /** `userId` following (or no longer following) `followeeId`. */
     setFollow: (input: { userId: number; followeeId: number; active: boolean; idempotencyKey?: string | null }) =>

@@ -28,12 +28,20 @@ export function startCountSampler(actors: Actors, intervalMs = 500) {
   const loop = (async () => {
     while (running) {
       const res = await gql<{ id: string; counts: { likes: number; favs: number; asOf: string | null } }[]>(
-        actors.apiUrl, COUNTS, { ids: actors.postIds.map(String) }, { field: 'posts', timeoutMs: 5000 },
+        actors.apiUrl,
+        COUNTS,
+        { ids: actors.postIds.map(String) },
+        { field: 'posts', timeoutMs: 5000 },
       );
       if (res.ok) {
         samples.push({
           readAt: Date.now(),
-          counts: res.data.map((p) => ({ post: Number(p.id), likes: p.counts.likes, favs: p.counts.favs, asOf: p.counts.asOf === null ? null : Date.parse(p.counts.asOf) })),
+          counts: res.data.map((p) => ({
+            post: Number(p.id),
+            likes: p.counts.likes,
+            favs: p.counts.favs,
+            asOf: p.counts.asOf === null ? null : Date.parse(p.counts.asOf),
+          })),
         });
       }
       await new Promise((r) => setTimeout(r, intervalMs));
@@ -77,7 +85,9 @@ export function judgeSamples(truth: GroundTruth, loss: Loss | null, samples: Sam
         if (count < lo || count > hi) {
           verdict.broken++;
           if (verdict.details.length < 10) {
-            verdict.details.push(`asOf: post ${c.post} ${kind} was ${count} with asOf ${new Date(c.asOf).toISOString()} (read ${new Date(sample.readAt).toISOString()}); the facts allow ${lo}..${hi}`);
+            verdict.details.push(
+              `asOf: post ${c.post} ${kind} was ${count} with asOf ${new Date(c.asOf).toISOString()} (read ${new Date(sample.readAt).toISOString()}); the facts allow ${lo}..${hi}`,
+            );
           }
         }
       }

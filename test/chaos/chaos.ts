@@ -55,7 +55,12 @@ async function createPosts(dep: Deployment, count: number): Promise<number[]> {
   const ids: number[] = [];
   for (let i = 0; i < count; i++) {
     for (let attempt = 0; ; attempt++) {
-      const res = await gql<{ id: string }>(dep.api.url, 'mutation($t: String!) { createPost(input: { title: $t, body: "chaos" }) { id } }', { t: `chaos post ${i + 1}` }, { token, field: 'createPost' });
+      const res = await gql<{ id: string }>(
+        dep.api.url,
+        'mutation($t: String!) { createPost(input: { title: $t, body: "chaos" }) { id } }',
+        { t: `chaos post ${i + 1}` },
+        { token, field: 'createPost' },
+      );
       if (res.ok) {
         ids.push(Number(res.data.id));
         break;
@@ -99,8 +104,15 @@ async function runRow(mode: EventLogMode, fault: Fault, kafka: ChaosKafka | null
     const warmPlan = planRandom(rng, actors, scale.users * WARMUP_OPS_PER_USER, 1, 'warm');
     planned += warmPlan.flat().length;
     await runLoad(actors, warmPlan, truth, errors, { durationMs: 0, opDeadlineMs: OP_DEADLINE_MS }).done;
-    const warm = await converge(dep, actors, truth, Promise.resolve(null), { from: Date.now(), countsSince: truth.lastAckAt(), capMs: WARMUP_CAP_MS });
-    if (!warm.converged) failures.push(`the warm-up did not converge within ${WARMUP_CAP_MS / 1000} s (${warm.lastError ?? warm.verdict?.details.slice(0, 3).join('; ')})`);
+    const warm = await converge(dep, actors, truth, Promise.resolve(null), {
+      from: Date.now(),
+      countsSince: truth.lastAckAt(),
+      capMs: WARMUP_CAP_MS,
+    });
+    if (!warm.converged)
+      failures.push(
+        `the warm-up did not converge within ${WARMUP_CAP_MS / 1000} s (${warm.lastError ?? warm.verdict?.details.slice(0, 3).join('; ')})`,
+      );
     log(`  ${mode} ${fault.name}: warm-up ${warm.converged ? `converged in ${((warm.ms ?? 0) / 1000).toFixed(1)} s` : 'did NOT converge'}`);
 
     const mainPlan = planRandom(rng, actors, scale.posts * scale.opsPerPost, 1, 'load');
@@ -126,8 +138,15 @@ async function runRow(mode: EventLogMode, fault: Fault, kafka: ChaosKafka | null
       loadEnd = done.endedAt;
     } else {
       const first = await runLoad(actors, mainPlan, truth, errors, loadOptions).done;
-      const settled = await converge(dep, actors, truth, Promise.resolve(null), { from: first.endedAt, countsSince: truth.lastAckAt(), capMs: options.convergeCapMs ?? 60_000 });
-      if (!settled.converged) failures.push(`the load before the fault did not converge (${settled.lastError ?? settled.verdict?.details.slice(0, 3).join('; ')})`);
+      const settled = await converge(dep, actors, truth, Promise.resolve(null), {
+        from: first.endedAt,
+        countsSince: truth.lastAckAt(),
+        capMs: options.convergeCapMs ?? 60_000,
+      });
+      if (!settled.converged)
+        failures.push(
+          `the load before the fault did not converge (${settled.lastError ?? settled.verdict?.details.slice(0, 3).join('; ')})`,
+        );
       else notes.push(`the load converged ${((settled.ms ?? 0) / 1000).toFixed(1)} s after it ended; fault injected then`);
       faultResult = await fault.inject(ctx);
       const flips = planFlips(rng, actors, truth, FLIP_PASSES, 2, 'flip');
@@ -157,10 +176,14 @@ async function runRow(mode: EventLogMode, fault: Fault, kafka: ChaosKafka | null
 
   const v = final?.verdict ?? null;
   if (final && !final.converged) {
-    failures.push(`did not converge within ${(options.convergeCapMs ?? 60_000) / 1000} s${v && v.countsNotCurrent > 0 ? ` (${v.countsNotCurrent} posts' counts without a current asOf)` : ''}${final.lastError ? `; last read error: ${final.lastError}` : ''}`);
+    failures.push(
+      `did not converge within ${(options.convergeCapMs ?? 60_000) / 1000} s${v && v.countsNotCurrent > 0 ? ` (${v.countsNotCurrent} posts' counts without a current asOf)` : ''}${final.lastError ? `; last read error: ${final.lastError}` : ''}`,
+    );
   }
   if (changed.wrong > 0) {
-    failures.push(`${changed.wrong} of ${changed.judged} acknowledgements answered the wrong \`changed\`${loss ? ` (${changed.wrongAfterLoss} of them after Redis came back)` : ''}`);
+    failures.push(
+      `${changed.wrong} of ${changed.judged} acknowledgements answered the wrong \`changed\`${loss ? ` (${changed.wrongAfterLoss} of them after Redis came back)` : ''}`,
+    );
   }
   if (asOf && asOf.broken > 0) {
     failures.push(`${asOf.broken} of ${asOf.judged} sampled counts broke their asOf (e.g. ${asOf.details[0] ?? '?'})`);

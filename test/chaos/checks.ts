@@ -24,7 +24,14 @@ export interface Observation {
 /** One full look: every user's page (their myState, and the counts), and PostgreSQL. */
 export async function observe(dep: Deployment, actors: Actors): Promise<{ ok: true; obs: Observation } | { ok: false; error: string }> {
   const pages = await Promise.all(
-    actors.users.map((user) => gql<PostView[]>(actors.apiUrl, PAGE, { ids: actors.postIds.map(String) }, { token: actors.tokens.get(user)!, field: 'posts', timeoutMs: 10_000 })),
+    actors.users.map((user) =>
+      gql<PostView[]>(
+        actors.apiUrl,
+        PAGE,
+        { ids: actors.postIds.map(String) },
+        { token: actors.tokens.get(user)!, field: 'posts', timeoutMs: 10_000 },
+      ),
+    ),
   );
   const failed = pages.find((p) => !p.ok);
   if (failed && !failed.ok) return { ok: false, error: `read failed: ${failed.code} ${failed.message}` };
@@ -40,7 +47,10 @@ export async function observe(dep: Deployment, actors: Actors): Promise<{ ok: tr
     }
     // Counts are the same for every reader; the first page's are the ones judged.
     counts ??= new Map(
-      page.data.map((v) => [Number(v.id), { likes: v.counts.likes, favs: v.counts.favs, asOf: v.counts.asOf === null ? null : Date.parse(v.counts.asOf) }]),
+      page.data.map((v) => [
+        Number(v.id),
+        { likes: v.counts.likes, favs: v.counts.favs, asOf: v.counts.asOf === null ? null : Date.parse(v.counts.asOf) },
+      ]),
     );
   }
   let rows;
@@ -101,7 +111,12 @@ export interface Verdict {
  * truth at the loss is not in the durable copy) that no later change touched may instead be
  * in its durable state: that is the stated exception, reported as lost within the lag.
  */
-function expectedState(truth: GroundTruth, loss: Loss | null, key: FactKey, observed: boolean | undefined): { state: boolean; withinLag: boolean; lag: number } {
+function expectedState(
+  truth: GroundTruth,
+  loss: Loss | null,
+  key: FactKey,
+  observed: boolean | undefined,
+): { state: boolean; withinLag: boolean; lag: number } {
   const state = truth.state(key);
   if (!loss || observed === undefined || observed === state) return { state, withinLag: false, lag: 0 };
   const acks = truth.acksOf(key);
@@ -116,13 +131,28 @@ function expectedState(truth: GroundTruth, loss: Loss | null, key: FactKey, obse
 }
 
 export function judge(truth: GroundTruth, loss: Loss | null, obs: Observation, actors: Actors, countsSince: number): Verdict {
-  const v: Verdict = { lost: 0, lostWithinLag: 0, lagMs: null, atRisk: 0, atRiskLagMs: null, doubled: 0, short: 0, wrongState: 0, pgMismatches: obs.pgStrangers, countsNotCurrent: 0, details: [] };
+  const v: Verdict = {
+    lost: 0,
+    lostWithinLag: 0,
+    lagMs: null,
+    atRisk: 0,
+    atRiskLagMs: null,
+    doubled: 0,
+    short: 0,
+    wrongState: 0,
+    pgMismatches: obs.pgStrangers,
+    countsNotCurrent: 0,
+    details: [],
+  };
   if (obs.pgStrangers > 0) v.details.push(`PostgreSQL holds ${obs.pgStrangers} post facts the workload never wrote`);
   if (loss) {
     for (const key of truth.facts()) {
       if (truth.stateBefore(key, loss.restartAt) === (loss.known.get(key) ?? false)) continue;
       v.atRisk++;
-      const lastBefore = truth.acksOf(key).filter((a) => a.ackedAt < loss.restartAt).at(-1);
+      const lastBefore = truth
+        .acksOf(key)
+        .filter((a) => a.ackedAt < loss.restartAt)
+        .at(-1);
       if (lastBefore) v.atRiskLagMs = Math.max(v.atRiskLagMs ?? 0, loss.at - lastBefore.ackedAt);
     }
   }
@@ -157,11 +187,17 @@ export function judge(truth: GroundTruth, loss: Loss | null, obs: Observation, a
     const c = obs.counts.get(post);
     if (!c) continue;
     if (c.asOf === null || c.asOf < countsSince) v.countsNotCurrent++;
-    for (const [kind, count] of [['LIKE', c.likes], ['FAV', c.favs]] as const) {
+    for (const [kind, count] of [
+      ['LIKE', c.likes],
+      ['FAV', c.favs],
+    ] as const) {
       const want = actors.users.filter((u) => expected.get(factKey(u, post, kind))).length;
       if (count > want) v.doubled += count - want;
       if (count < want) v.short += want - count;
-      if (count !== want && v.details.length < 30) v.details.push(`count: post ${post} ${kind} is ${count}, truth ${want} (asOf ${c.asOf === null ? 'null' : new Date(c.asOf).toISOString()})`);
+      if (count !== want && v.details.length < 30)
+        v.details.push(
+          `count: post ${post} ${kind} is ${count}, truth ${want} (asOf ${c.asOf === null ? 'null' : new Date(c.asOf).toISOString()})`,
+        );
     }
   }
   for (const [key, want] of expected) {
@@ -214,7 +250,10 @@ export function judgeChanged(truth: GroundTruth, loss: Loss | null): ChangedVerd
       if (ack.changed !== want) {
         wrong++;
         if (loss && ack.ackedAt >= loss.restartAt) wrongAfterLoss++;
-        if (details.length < 20) details.push(`changed: ${key} set ${ack.op.active} at ${new Date(ack.ackedAt).toISOString()} answered ${ack.changed}, expected ${want}`);
+        if (details.length < 20)
+          details.push(
+            `changed: ${key} set ${ack.op.active} at ${new Date(ack.ackedAt).toISOString()} answered ${ack.changed}, expected ${want}`,
+          );
       }
       before = ack.op.active;
     }

@@ -30,7 +30,10 @@ export async function gql<T>(
     const timeout = name === 'TimeoutError' || name === 'AbortError';
     return { ok: false, code: timeout ? 'timeout' : 'network', retryable: true, message: String((error as Error).cause ?? error) };
   }
-  let body: { data?: Record<string, unknown> | null; errors?: { message: string; extensions?: { code?: string; retryAfterMs?: number } }[] };
+  let body: {
+    data?: Record<string, unknown> | null;
+    errors?: { message: string; extensions?: { code?: string; retryAfterMs?: number } }[];
+  };
   try {
     body = JSON.parse(text);
   } catch {

@@ -111,7 +111,11 @@ export async function startDeployment(options: DeploymentOptions): Promise<Deplo
     workers,
     kafka:
       options.eventLog === 'kafka'
-        ? { brokers: kafkaSettings.KAFKA_BROKERS!.split(','), topic: kafkaSettings.KAFKA_TOPIC!, groupPrefix: kafkaSettings.KAFKA_GROUP_PREFIX! }
+        ? {
+            brokers: kafkaSettings.KAFKA_BROKERS!.split(','),
+            topic: kafkaSettings.KAFKA_TOPIC!,
+            groupPrefix: kafkaSettings.KAFKA_GROUP_PREFIX!,
+          }
         : null,
     sign: (userId) => auth.sign(userId),
     logDir: options.logDir,

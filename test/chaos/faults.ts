@@ -65,7 +65,8 @@ async function persisterBacklog(dep: Deployment): Promise<number | null> {
     try {
       const text = await (await fetch(`${worker.url}/metrics`, { signal: AbortSignal.timeout(1000) })).text();
       let sum = 0;
-      for (const m of text.matchAll(/^tally_event_log_lag\{([^}]*)\} (\d+)/gm)) if (m[1]!.includes('group="counter-facts"')) sum += Number(m[2]);
+      for (const m of text.matchAll(/^tally_event_log_lag\{([^}]*)\} (\d+)/gm))
+        if (m[1]!.includes('group="counter-facts"')) sum += Number(m[2]);
       return sum;
     } catch {
       // try the other worker
@@ -87,7 +88,9 @@ async function loseRedisData(ctx: FaultContext): Promise<FaultResult> {
   const restartAt = Date.now();
   await dep.redis.restart();
   ctx.note(`fact persister backlog just before the loss: ${backlog ?? 'unknown'} events (tally_event_log_lag, counter-facts)`);
-  ctx.note(`Redis down ${restartAt - at} ms; PostgreSQL held ${[...snapshot.facts.values()].filter(Boolean).length} active facts at the loss (settled after ${snapshot.settledMs} ms)`);
+  ctx.note(
+    `Redis down ${restartAt - at} ms; PostgreSQL held ${[...snapshot.facts.values()].filter(Boolean).length} active facts at the loss (settled after ${snapshot.settledMs} ms)`,
+  );
   return {
     endedAt: Date.now(),
     loss: async () => {
@@ -130,8 +133,14 @@ async function readAofCopy(ctx: FaultContext, dir: string): Promise<{ known: Map
     name: 'aof-reader',
     port: await freePort(),
     env: {
-      NODE_ENV: 'production', HOST: '127.0.0.1', ROLE: 'api', DATABASE_URL: dep.database.url, REDIS_URL: side.url,
-      REDIS_KEY_PREFIX: dep.keys.prefix, JWT_SECRET, LOG_LEVEL: 'warn',
+      NODE_ENV: 'production',
+      HOST: '127.0.0.1',
+      ROLE: 'api',
+      DATABASE_URL: dep.database.url,
+      REDIS_URL: side.url,
+      REDIS_KEY_PREFIX: dep.keys.prefix,
+      JWT_SECRET,
+      LOG_LEVEL: 'warn',
       RATE_LIMIT_LIST_PAGES: '1000000',
     },
     logFile: join(dep.logDir, 'aof-reader.log'),
@@ -141,7 +150,12 @@ async function readAofCopy(ctx: FaultContext, dir: string): Promise<{ known: Map
     const known = new Map<FactKey, boolean>();
     const PAGE = 'query($ids: [ID!]!) { posts(ids: $ids) { id myState { liked faved } } }';
     for (const user of actors.users) {
-      const page = await gql<{ id: string; myState: { liked: boolean; faved: boolean } }[]>(reader.url, PAGE, { ids: actors.postIds.map(String) }, { token: actors.tokens.get(user)!, field: 'posts' });
+      const page = await gql<{ id: string; myState: { liked: boolean; faved: boolean } }[]>(
+        reader.url,
+        PAGE,
+        { ids: actors.postIds.map(String) },
+        { token: actors.tokens.get(user)!, field: 'posts' },
+      );
       if (!page.ok) throw new Error(`reading the AOF copy failed: ${page.code} ${page.message}`);
       for (const p of page.data) {
         known.set(factKey(user, Number(p.id), 'LIKE'), p.myState.liked);
@@ -281,7 +295,12 @@ export const FAULTS: Fault[] = [
       const setId = (groups: string[]) =>
         dep.redis.admin(async (redis) => {
           let done = 0;
-          for (const stream of streams) for (const group of groups) done += (await redis.call('XGROUP', 'SETID', stream, group, '0').then(() => 1, () => 0)) as number;
+          for (const stream of streams)
+            for (const group of groups)
+              done += (await redis.call('XGROUP', 'SETID', stream, group, '0').then(
+                () => 1,
+                () => 0,
+              )) as number;
           return done;
         });
       if (!dep.kafka) {
@@ -296,7 +315,9 @@ export const FAULTS: Fault[] = [
       await rewindGroups(brokers, topic, [groupPrefix + AGG, groupPrefix + FACTS]);
       const relayed = await setId([RELAY]);
       await Promise.all(dep.workers.map((w) => w.start()));
-      note(`workers stopped; Kafka offsets of ${AGG} and ${FACTS} reset to the earliest; ${RELAY} rewound on ${relayed} streams; workers restarted`);
+      note(
+        `workers stopped; Kafka offsets of ${AGG} and ${FACTS} reset to the earliest; ${RELAY} rewound on ${relayed} streams; workers restarted`,
+      );
       return { endedAt: Date.now() };
     },
   },

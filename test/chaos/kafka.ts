@@ -108,8 +108,12 @@ export async function rewindGroups(brokers: string[], topic: string, groupIds: s
       // Nothing is processed: the batch handler parks until the rewind is committed.
       const parked = new Promise<void>((r) => (release = r));
       await consumer.run({ autoCommit: false, eachBatch: () => parked });
-      const assigned = await Promise.race([joined, new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`joining ${groupId} timed out`)), 60_000))]);
-      if (assigned.length !== partitions.length) throw new Error(`${groupId} still has other members (the harness got ${assigned.length} of ${partitions.length} partitions)`);
+      const assigned = await Promise.race([
+        joined,
+        new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`joining ${groupId} timed out`)), 60_000)),
+      ]);
+      if (assigned.length !== partitions.length)
+        throw new Error(`${groupId} still has other members (the harness got ${assigned.length} of ${partitions.length} partitions)`);
       await consumer.commitOffsets(partitions.map((partition) => ({ topic, partition, offset: '0' })));
     } finally {
       release();

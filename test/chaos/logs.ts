@@ -33,7 +33,14 @@ export function summarizeLogs(dir: string): LogLine[] {
       }
       const level = LEVELS[entry.level ?? 0] ?? String(entry.level);
       // The message plus its error's first line: "what went wrong", without ids and ports.
-      const msg = `${entry.msg ?? ''}${entry.err?.message ? `: ${entry.err.message.split('\n')[0]!.replace(/\d+\.\d+\.\d+\.\d+:\d+/g, '<addr>').slice(0, 160)}` : ''}${entry.group ? ` [${entry.group}]` : ''}`;
+      const msg = `${entry.msg ?? ''}${
+        entry.err?.message
+          ? `: ${entry.err.message
+              .split('\n')[0]!
+              .replace(/\d+\.\d+\.\d+\.\d+:\d+/g, '<addr>')
+              .slice(0, 160)}`
+          : ''
+      }${entry.group ? ` [${entry.group}]` : ''}`;
       const key = `${level}|${msg}`;
       const line = seen.get(key);
       if (line) line.count++;

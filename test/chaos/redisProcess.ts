@@ -25,7 +25,19 @@ export async function startOwnedRedis(options: { extraArgs?: string[]; logFile: 
   const port = await freePort();
   const url = `redis://127.0.0.1:${port}`;
   // Later arguments win: extraArgs may turn the AOF on.
-  const args = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--daemonize', 'no', ...(options.extraArgs ?? [])];
+  const args = [
+    '--port',
+    String(port),
+    '--bind',
+    '127.0.0.1',
+    '--save',
+    '',
+    '--appendonly',
+    'no',
+    '--daemonize',
+    'no',
+    ...(options.extraArgs ?? []),
+  ];
   let child: ChildProcess | null = null;
 
   const exited = (c: ChildProcess) =>

@@ -57,7 +57,22 @@ function lagCell(r: Row): string {
 }
 
 export function formatTable(rows: Row[]): string {
-  const header = ['log', 'fault', 'acked/ops', 'lost', 'lost≤lag/at risk (lag)', 'doubled', 'short', 'wrong state', 'wrong changed', 'pg', 'asOf broken', 'client errors', 'converge', 'result'];
+  const header = [
+    'log',
+    'fault',
+    'acked/ops',
+    'lost',
+    'lost≤lag/at risk (lag)',
+    'doubled',
+    'short',
+    'wrong state',
+    'wrong changed',
+    'pg',
+    'asOf broken',
+    'client errors',
+    'converge',
+    'result',
+  ];
   const lines = rows.map((r) => [
     r.eventLog,
     r.fault,
@@ -94,7 +109,8 @@ export function formatFindings(rows: Row[]): string {
     for (const f of r.failures) out.push(`    failed: ${f}`);
     if (!r.pass) for (const d of r.details.slice(0, 8)) out.push(`    e.g. ${d}`);
     if (!r.pass) {
-      for (const l of r.logSummary.filter((l) => l.level !== 'warn').slice(0, 10)) out.push(`    log: ${l.process} ${l.level} ×${l.count} from ${l.first.slice(11, 23)}: ${l.msg}`);
+      for (const l of r.logSummary.filter((l) => l.level !== 'warn').slice(0, 10))
+        out.push(`    log: ${l.process} ${l.level} ×${l.count} from ${l.first.slice(11, 23)}: ${l.msg}`);
       out.push(`    logs: ${r.logDir}`);
     }
   }

@@ -40,7 +40,11 @@ if (values.list) {
 }
 
 const env = process.env;
-const list = (v: string | undefined) => (v ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+const list = (v: string | undefined) =>
+  (v ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
 const num = (name: string, v: string | undefined, fallback: number) => {
   if (v === undefined || v === '') return fallback;
   const n = Number(v);
@@ -87,7 +91,9 @@ try {
     logDir,
     log: (line) => console.log(line),
     onRow: (row) =>
-      console.log(`  ${row.pass ? 'PASS' : 'FAIL'} ${row.eventLog} ${row.fault}${row.failures.length ? `: ${row.failures.join('; ').slice(0, 300)}` : ''} (${(row.ms.row / 1000).toFixed(0)} s)`),
+      console.log(
+        `  ${row.pass ? 'PASS' : 'FAIL'} ${row.eventLog} ${row.fault}${row.failures.length ? `: ${row.failures.join('; ').slice(0, 300)}` : ''} (${(row.ms.row / 1000).toFixed(0)} s)`,
+      ),
   });
   writeReport(out, { startedAt, finishedAt: new Date(), node: process.version, eventLogs, scale, seed, convergeCapMs, rows });
   console.log(`\n${formatTable(rows)}\n\n${formatFindings(rows)}`);

@@ -43,7 +43,8 @@ export function createTallyProcess(options: { name: string; port: number; env: R
   async function waitReady(c: ChildProcess) {
     const deadline = Date.now() + READY_TIMEOUT_MS;
     while (Date.now() < deadline) {
-      if (c.exitCode !== null || c.signalCode !== null) throw new Error(`${name} exited with ${c.exitCode ?? c.signalCode} while starting:\n${logTail()}`);
+      if (c.exitCode !== null || c.signalCode !== null)
+        throw new Error(`${name} exited with ${c.exitCode ?? c.signalCode} while starting:\n${logTail()}`);
       try {
         const res = await fetch(`${url}/readyz`, { signal: AbortSignal.timeout(1000) });
         await res.arrayBuffer();

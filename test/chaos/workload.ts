@@ -106,11 +106,16 @@ export function runLoad(actors: Actors, plan: Op[][], truth: GroundTruth, errors
     const firstSentAt = Date.now();
     const input = { postId: String(op.post), kind: op.kind, active: op.active, idempotencyKey: op.idempotencyKey };
     for (let attempt = 1; ; attempt++) {
-      const outcome = await gql<{ changed: boolean; active: boolean }>(actors.apiUrl, SET, { i: input }, {
-        token: actors.tokens.get(op.user)!,
-        field: 'setLikeRelation',
-        timeoutMs: 15_000,
-      });
+      const outcome = await gql<{ changed: boolean; active: boolean }>(
+        actors.apiUrl,
+        SET,
+        { i: input },
+        {
+          token: actors.tokens.get(op.user)!,
+          field: 'setLikeRelation',
+          timeoutMs: 15_000,
+        },
+      );
       if (outcome.ok) {
         truth.recordAck({ op, changed: outcome.data.changed, firstSentAt, ackedAt: Date.now(), attempts: attempt });
         return true;
@@ -122,7 +127,10 @@ export function runLoad(actors: Actors, plan: Op[][], truth: GroundTruth, errors
         return true;
       }
       if (Date.now() - firstSentAt > options.opDeadlineMs) {
-        truth.recordUnacked({ op, reason: `no acknowledgement within ${options.opDeadlineMs} ms (last: ${outcome.code})`, firstSentAt }, true);
+        truth.recordUnacked(
+          { op, reason: `no acknowledgement within ${options.opDeadlineMs} ms (last: ${outcome.code})`, firstSentAt },
+          true,
+        );
         return false;
       }
       const backoff = outcome.retryAfterMs ?? Math.min(1000, 25 * 2 ** Math.min(attempt, 6));
@@ -143,7 +151,10 @@ export function runLoad(actors: Actors, plan: Op[][], truth: GroundTruth, errors
         if (!goOn) {
           // The fact's state is unknown now; the user's remaining operations are not sent.
           for (const op of ops.slice(i + 1)) {
-            truth.recordUnacked({ op, reason: 'not sent: an earlier operation of this user was never acknowledged', firstSentAt: 0 }, false);
+            truth.recordUnacked(
+              { op, reason: 'not sent: an earlier operation of this user was never acknowledged', firstSentAt: 0 },
+              false,
+            );
           }
           finished += ops.length - i - 1;
           progress();

@@ -48,7 +48,10 @@ describe('authentication over HTTP', () => {
     const key = new TextEncoder().encode(TEST_JWT_SECRET);
     const expired = await new SignJWT({}).setProtectedHeader({ alg: 'HS256' }).setSubject('9').setExpirationTime('-1m').sign(key);
     const badSub = await new SignJWT({}).setProtectedHeader({ alg: 'HS256' }).setSubject('abc').sign(key);
-    const foreign = await new SignJWT({}).setProtectedHeader({ alg: 'HS256' }).setSubject('9').sign(new TextEncoder().encode('z'.repeat(40)));
+    const foreign = await new SignJWT({})
+      .setProtectedHeader({ alg: 'HS256' })
+      .setSubject('9')
+      .sign(new TextEncoder().encode('z'.repeat(40)));
     const headers = [`Bearer ${expired}`, `Bearer ${badSub}`, `Bearer ${foreign}`, 'Bearer not.a.jwt', 'Token abc', 'Bearer'];
     for (const authorization of headers) {
       const res = await t.gql(VIEWER, {}, { headers: { authorization } });

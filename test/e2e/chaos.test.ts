@@ -12,9 +12,14 @@ const logDir = 'test/artifacts/chaos-logs';
 function expectAllPass(rows: Row[]) {
   const report = `${formatTable(rows)}\n${formatFindings(rows)}`;
   console.log(report);
-  expect(rows.filter((r) => !r.pass).map((r) => `${r.eventLog} ${r.fault}`), report).toEqual([]);
+  expect(
+    rows.filter((r) => !r.pass).map((r) => `${r.eventLog} ${r.fault}`),
+    report,
+  ).toEqual([]);
   for (const row of rows) {
-    expect([row.lost, row.doubled, row.wrongState, row.wrongChanged, row.pgMismatches], `${row.eventLog} ${row.fault}`).toEqual([0, 0, 0, 0, 0]);
+    expect([row.lost, row.doubled, row.wrongState, row.wrongChanged, row.pgMismatches], `${row.eventLog} ${row.fault}`).toEqual([
+      0, 0, 0, 0, 0,
+    ]);
   }
 }
 

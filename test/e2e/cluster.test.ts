@@ -42,10 +42,15 @@ const FEED = `query($first: Int) {
 const USER_COUNTS = 'query($id: ID!) { user(id: $id) { counts { followings followers asOf } } }';
 
 const post = (id: string | number) => ({ type: 'post', id: Number(id) });
-const likesOf = async (ids: string[]) => (await t.gql(READ, { ids })).data.posts as { id: string; counts: { likes: number; favs: number; asOf: string | null } }[];
+const likesOf = async (ids: string[]) =>
+  (await t.gql(READ, { ids })).data.posts as { id: string; counts: { likes: number; favs: number; asOf: string | null } }[];
 /** Counts that include every change acknowledged before `since` (the asOf promise). */
 const countsAfter = (ids: string[], since: number) =>
-  waitFor(() => likesOf(ids), (posts) => posts.every((p) => p.counts.asOf !== null && Date.parse(p.counts.asOf) > since), { what: `asOf after ${since}` });
+  waitFor(
+    () => likesOf(ids),
+    (posts) => posts.every((p) => p.counts.asOf !== null && Date.parse(p.counts.asOf) > since),
+    { what: `asOf after ${since}` },
+  );
 const likeAll = async (postId: string, users: number[]) => {
   const results = await Promise.all(users.map(async (u) => t.gql(SET, { i: { postId, active: true } }, { token: await t.token(u) })));
   expect(results.flatMap((r) => r.errors ?? [])).toEqual([]);
@@ -118,10 +123,14 @@ describe('Tally on a 3-master Redis Cluster', () => {
     expect(report.checked).toBeGreaterThanOrEqual(ids.length);
     expect(report.counterDrift).toEqual([drifted]);
     expect(report.factDrift).toEqual([]);
-    await waitFor(() => likesOf([String(drifted)]), ([p]) => p!.counts.likes === 4, { what: 'the drift repaired' });
+    await waitFor(
+      () => likesOf([String(drifted)]),
+      ([p]) => p!.counts.likes === 4,
+      { what: 'the drift repaired' },
+    );
   }, 30_000);
 
-  it('keeps user counters from follows (setUserCounters, persistedAsOf) in the users\' own slots', async () => {
+  it("keeps user counters from follows (setUserCounters, persistedAsOf) in the users' own slots", async () => {
     for (const id of [47, 48]) await t.gql('{ viewer { id } }', {}, { token: await t.token(id) }); // users exist once seen
     const fans = Array.from({ length: 10 }, (_, i) => 300 + i);
     const tokens = await Promise.all(fans.map((u) => t.token(u)));
@@ -132,9 +141,13 @@ describe('Tally on a 3-master Redis Cluster', () => {
     await waitForPersister(t);
 
     const countsOf = (id: number) =>
-      waitFor(async () => (await t.gql(USER_COUNTS, { id: String(id) })).data.user.counts, (c) => c.asOf !== null && Date.parse(c.asOf) > lastWrite, {
-        what: `user ${id}'s counters`,
-      });
+      waitFor(
+        async () => (await t.gql(USER_COUNTS, { id: String(id) })).data.user.counts,
+        (c) => c.asOf !== null && Date.parse(c.asOf) > lastWrite,
+        {
+          what: `user ${id}'s counters`,
+        },
+      );
     expect(await countsOf(47)).toMatchObject({ followers: 8, followings: 1 });
     expect(await countsOf(300)).toMatchObject({ followers: 0, followings: 0 });
     expect(await countsOf(302)).toMatchObject({ followers: 0, followings: 1 });
@@ -145,7 +158,7 @@ describe('Tally on a 3-master Redis Cluster', () => {
     expect(verified.staleCache).toEqual([]);
   }, 30_000);
 
-  it('npm run replay (switchReplayedCounters) recomputes corrupt counters and clears an interrupted run\'s leftovers', async () => {
+  it("npm run replay (switchReplayedCounters) recomputes corrupt counters and clears an interrupted run's leftovers", async () => {
     const [postId] = await t.createPosts(1, 49);
     await likeAll(postId!, [501, 502, 503, 504, 505]);
     await countsAfter([postId!], Date.now());

@@ -47,8 +47,10 @@ const request = (body: string) =>
 
 async function requestsByOutcome(outcome: string): Promise<number> {
   const text = await (await fetch(`${t.url}/metrics`)).text();
-  return [...text.matchAll(new RegExp(`tally_graphql_requests_total\\{[^}]*outcome="${outcome}"[^}]*\\} (\\d+)`, 'g'))]
-    .reduce((n, m) => n + Number(m[1]), 0);
+  return [...text.matchAll(new RegExp(`tally_graphql_requests_total\\{[^}]*outcome="${outcome}"[^}]*\\} (\\d+)`, 'g'))].reduce(
+    (n, m) => n + Number(m[1]),
+    0,
+  );
 }
 
 describe('connection limits', () => {
@@ -73,7 +75,11 @@ describe('connection limits', () => {
   it('closes a kept-alive connection that waits longer than HTTP_KEEP_ALIVE_TIMEOUT_MS for its next request', async () => {
     const keptAlive = await open();
     keptAlive.socket.write(request('{"query":"{ viewer { id } }"}'));
-    await waitFor(async () => keptAlive.received(), (text) => text.includes('"viewer":null'), { what: 'the first answer' });
+    await waitFor(
+      async () => keptAlive.received(),
+      (text) => text.includes('"viewer":null'),
+      { what: 'the first answer' },
+    );
     const answeredAt = Date.now();
     await keptAlive.closed;
     expect(Date.now() - answeredAt).toBeLessThan(5000);
@@ -87,7 +93,11 @@ describe('connection limits', () => {
     expect(await surplus.closed).toBeLessThan(500);
     for (const c of held) c.socket.destroy();
     await waitFor(
-      () => fetch(`${t.url}/healthz`).then((r) => r.status, () => 0),
+      () =>
+        fetch(`${t.url}/healthz`).then(
+          (r) => r.status,
+          () => 0,
+        ),
       (status) => status === 200,
       { what: 'a new connection to be accepted' },
     );
@@ -99,7 +109,11 @@ describe('connection limits', () => {
     leaving.socket.write(request(`{"query":"{ viewer { id } }","pad":"${'x'.repeat(100)}"}`).slice(0, -50));
     await new Promise((r) => setTimeout(r, 100));
     leaving.socket.destroy();
-    await waitFor(() => requestsByOutcome('aborted'), (n) => n === before + 1, { what: 'the aborted request to be counted' });
+    await waitFor(
+      () => requestsByOutcome('aborted'),
+      (n) => n === before + 1,
+      { what: 'the aborted request to be counted' },
+    );
     expect(await requestsByOutcome('INTERNAL_SERVER_ERROR')).toBe(0);
   });
 });

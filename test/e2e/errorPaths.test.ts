@@ -48,10 +48,13 @@ describe.each(['jit', 'graphql-js'])('in production with the %s executor', (exec
   }
 
   const likedBy = async (token: string, postId: string) =>
-    (await send({ query: 'query($id: ID!) { post(id: $id) { myState { liked } } }', variables: { id: postId } }, { token })).body.data.post.myState.liked;
+    (await send({ query: 'query($id: ID!) { post(id: $id) { myState { liked } } }', variables: { id: postId } }, { token })).body.data.post
+      .myState.liked;
   const follows = async (token: string, userId: string) =>
-    (await send({ query: 'query($id: ID!) { user(id: $id) { followedByViewer } }', variables: { id: userId } }, { token })).body.data.user.followedByViewer;
-  const likesPublic = async (token: string) => (await send({ query: '{ viewer { likesPublic } }' }, { token })).body.data.viewer.likesPublic;
+    (await send({ query: 'query($id: ID!) { user(id: $id) { followedByViewer } }', variables: { id: userId } }, { token })).body.data.user
+      .followedByViewer;
+  const likesPublic = async (token: string) =>
+    (await send({ query: '{ viewer { likesPublic } }' }, { token })).body.data.viewer.likesPublic;
   const postCount = () => t.app.db.post.count();
 
   describe('arguments a resolver refuses', () => {
@@ -77,11 +80,26 @@ describe.each(['jit', 'graphql-js'])('in production with the %s executor', (exec
       ['a syntax error', { query: '{ feed { ' }, /Syntax Error/],
       ['more tokens than MAX_QUERY_TOKENS', { query: `{ viewer { ${'id '.repeat(6000)} } }` }, /tokens/],
       ['an unknown field', { query: '{ feedd { edges { cursor } } }' }, /Cannot query field/],
-      ['a variable of the wrong type', { query: 'query($n: Int) { feed(first: $n) { edges { cursor } } }', variables: { n: 'many' } }, /\$n/],
-      ['an enum value that does not exist', { query: 'query($k: RelationKind) { viewer { likedPosts(kind: $k) { edges { cursor } } } }', variables: { k: 'FAVV' } }, /FAVV/],
+      [
+        'a variable of the wrong type',
+        { query: 'query($n: Int) { feed(first: $n) { edges { cursor } } }', variables: { n: 'many' } },
+        /\$n/,
+      ],
+      [
+        'an enum value that does not exist',
+        { query: 'query($k: RelationKind) { viewer { likedPosts(kind: $k) { edges { cursor } } } }', variables: { k: 'FAVV' } },
+        /FAVV/,
+      ],
       ['a missing required variable', { query: 'query($id: ID!) { post(id: $id) { id } }' }, /\$id/],
       ['two operations and no operationName', { query: 'query A { viewer { id } } query B { viewer { id } }' }, /operation name/],
-      ['too deep', { query: '{ feed { edges { node { author { followers { edges { node { following { edges { node { followers { edges { node { id } } } } } } } } } } } } } }' }, /depth/i],
+      [
+        'too deep',
+        {
+          query:
+            '{ feed { edges { node { author { followers { edges { node { following { edges { node { followers { edges { node { id } } } } } } } } } } } } } }',
+        },
+        /depth/i,
+      ],
     ])('answers 400 BAD_USER_INPUT for %s, with no suggestion of the schema', async (_, body, message) => {
       const a = await send(body);
       expect([a.status, codes(a)]).toEqual([400, ['BAD_USER_INPUT']]);
@@ -126,7 +144,7 @@ describe.each(['jit', 'graphql-js'])('in production with the %s executor', (exec
       expect([a.status, codes(a)]).toEqual([401, ['UNAUTHENTICATED']]);
     });
 
-    it('answers FORBIDDEN for deleting someone else\'s post, which stays', async () => {
+    it("answers FORBIDDEN for deleting someone else's post, which stays", async () => {
       const a = await send({ query: 'mutation($id: ID!) { deletePost(id: $id) { id } }', variables: { id: postIds[0] } }, { token: bob });
       expect([a.status, codes(a)]).toEqual([200, ['FORBIDDEN']]);
       expect((await send({ query: `{ post(id: "${postIds[0]}") { id } }` })).body.data.post).toEqual({ id: postIds[0] });
@@ -140,9 +158,15 @@ describe.each(['jit', 'graphql-js'])('in production with the %s executor', (exec
 
   describe('mutations that are refused', () => {
     it('answers NOT_FOUND for a missing post or user, and stores nothing', async () => {
-      const like = await send({ query: 'mutation { setLikeRelation(input: { postId: "99999", active: true }) { changed } }' }, { token: bob });
+      const like = await send(
+        { query: 'mutation { setLikeRelation(input: { postId: "99999", active: true }) { changed } }' },
+        { token: bob },
+      );
       expect([like.status, codes(like)]).toEqual([200, ['NOT_FOUND']]);
-      const follow = await send({ query: 'mutation { setFollowRelation(input: { userId: "99999", active: true }) { changed } }' }, { token: bob });
+      const follow = await send(
+        { query: 'mutation { setFollowRelation(input: { userId: "99999", active: true }) { changed } }' },
+        { token: bob },
+      );
       expect([follow.status, codes(follow)]).toEqual([200, ['NOT_FOUND']]);
       expect(await t.app.db.relationFact.count({ where: { entityId: 99999 } })).toBe(0);
     });
@@ -150,7 +174,13 @@ describe.each(['jit', 'graphql-js'])('in production with the %s executor', (exec
     it('answers CONFLICT for an idempotency key reused for another post, which stays unliked', async () => {
       const token = await t.token(4);
       const set = (postId: string) =>
-        send({ query: 'mutation($p: ID!) { setLikeRelation(input: { postId: $p, active: true, idempotencyKey: "k-1" }) { changed } }', variables: { p: postId } }, { token });
+        send(
+          {
+            query: 'mutation($p: ID!) { setLikeRelation(input: { postId: $p, active: true, idempotencyKey: "k-1" }) { changed } }',
+            variables: { p: postId },
+          },
+          { token },
+        );
       expect(codes(await set(postIds[0]!))).toEqual([]);
       const a = await set(postIds[1]!);
       expect([a.status, codes(a)]).toEqual([200, ['CONFLICT']]);
@@ -160,7 +190,13 @@ describe.each(['jit', 'graphql-js'])('in production with the %s executor', (exec
     it('answers RATE_LIMITED past the budget, and the refused change is not made', async () => {
       const token = await t.token(5);
       const like = (postId: string, active: boolean) =>
-        send({ query: 'mutation($p: ID!, $a: Boolean!) { setLikeRelation(input: { postId: $p, active: $a }) { changed } }', variables: { p: postId, a: active } }, { token });
+        send(
+          {
+            query: 'mutation($p: ID!, $a: Boolean!) { setLikeRelation(input: { postId: $p, active: $a }) { changed } }',
+            variables: { p: postId, a: active },
+          },
+          { token },
+        );
       for (const active of [true, false, true]) expect(codes(await like(postIds[0]!, active))).toEqual([]);
       const a = await like(postIds[1]!, true);
       expect([a.status, codes(a)]).toEqual([200, ['RATE_LIMITED']]);
@@ -217,7 +253,13 @@ describe.each(['jit', 'graphql-js'])('in production with the %s executor', (exec
     it('counts an idempotencyKey in characters, as titles are counted', async () => {
       const token = await t.token(7);
       const set = (key: string) =>
-        send({ query: 'mutation($p: ID!, $k: String) { setLikeRelation(input: { postId: $p, active: true, idempotencyKey: $k }) { changed } }', variables: { p: postIds[2], k: key } }, { token });
+        send(
+          {
+            query: 'mutation($p: ID!, $k: String) { setLikeRelation(input: { postId: $p, active: true, idempotencyKey: $k }) { changed } }',
+            variables: { p: postIds[2], k: key },
+          },
+          { token },
+        );
       expect(codes(await set('😀'.repeat(255)))).toEqual([]);
       const tooLong = await set('😀'.repeat(256));
       expect(codes(tooLong)).toEqual(['BAD_USER_INPUT']);
@@ -236,7 +278,10 @@ describe.each(['jit', 'graphql-js'])('in production with the %s executor', (exec
     const sha = (q: string) => createHash('sha256').update(q).digest('hex');
 
     it('answers 400 BAD_USER_INPUT for a hash that does not match the query, or an unknown version', async () => {
-      const mismatch = await send({ query: '{ viewer { id } }', extensions: { persistedQuery: { version: 1, sha256Hash: sha('{ other }') } } });
+      const mismatch = await send({
+        query: '{ viewer { id } }',
+        extensions: { persistedQuery: { version: 1, sha256Hash: sha('{ other }') } },
+      });
       expect([mismatch.status, codes(mismatch)]).toEqual([400, ['BAD_USER_INPUT']]);
       const version = await send({ extensions: { persistedQuery: { version: 2, sha256Hash: sha('{ viewer { id } }') } } });
       expect([version.status, codes(version)]).toEqual([400, ['BAD_USER_INPUT']]);

@@ -28,34 +28,37 @@ beforeAll(async () => {
 afterAll(() => t.stop());
 
 describe('a feed page with counts and viewer state', () => {
-  it.each([1, 20, 50, 100])('costs one Redis round trip and at most two SQL queries for %d posts, none when the page is cached', async (first) => {
-    await t.gql(FEED, { first: 1 }, { token: viewer }); // warm-up: connections, viewer row
-    const measure = async () => {
-      sql.length = 0;
-      const before = t.app.redisRoundTrips.count;
-      const res = await t.gql(FEED, { first }, { token: viewer });
-      return { res, roundTrips: t.app.redisRoundTrips.count - before, sql: sql.length };
-    };
-    t.app.services.feedCache.forgetAll(); // as if the page was not read within FEED_CACHE_TTL_MS
-    const fresh = await measure();
-    const cached = await measure();
-    expect(fresh.res.errors).toBeUndefined();
-    expect(fresh.res.data.feed.edges).toHaveLength(first);
-    expect(fresh.roundTrips).toBe(1);
-    expect(fresh.sql).toBeGreaterThanOrEqual(1); // the page and its authors (Prisma may join them)
-    expect(fresh.sql).toBeLessThanOrEqual(2);
-    // Posts and authors come from the feed cache; counts and viewer state still from Redis.
-    expect(cached.res.data).toEqual(fresh.res.data);
-    expect(cached.roundTrips).toBe(1);
-    expect(cached.sql).toBe(0);
+  it.each([1, 20, 50, 100])(
+    'costs one Redis round trip and at most two SQL queries for %d posts, none when the page is cached',
+    async (first) => {
+      await t.gql(FEED, { first: 1 }, { token: viewer }); // warm-up: connections, viewer row
+      const measure = async () => {
+        sql.length = 0;
+        const before = t.app.redisRoundTrips.count;
+        const res = await t.gql(FEED, { first }, { token: viewer });
+        return { res, roundTrips: t.app.redisRoundTrips.count - before, sql: sql.length };
+      };
+      t.app.services.feedCache.forgetAll(); // as if the page was not read within FEED_CACHE_TTL_MS
+      const fresh = await measure();
+      const cached = await measure();
+      expect(fresh.res.errors).toBeUndefined();
+      expect(fresh.res.data.feed.edges).toHaveLength(first);
+      expect(fresh.roundTrips).toBe(1);
+      expect(fresh.sql).toBeGreaterThanOrEqual(1); // the page and its authors (Prisma may join them)
+      expect(fresh.sql).toBeLessThanOrEqual(2);
+      // Posts and authors come from the feed cache; counts and viewer state still from Redis.
+      expect(cached.res.data).toEqual(fresh.res.data);
+      expect(cached.roundTrips).toBe(1);
+      expect(cached.sql).toBe(0);
 
-    for (const { node } of fresh.res.data.feed.edges) {
-      const i = postIds.indexOf(node.id);
-      expect(node.counts).toMatchObject({ likes: expectedLikes(i), favs: expectedFavs(i) });
-      expect(node.myState).toEqual({ liked: i % 3 === 0, faved: i % 5 === 0 });
-      expect(node.author.name).toBe(`Author ${(i % 4) + 1}`);
-    }
-  });
+      for (const { node } of fresh.res.data.feed.edges) {
+        const i = postIds.indexOf(node.id);
+        expect(node.counts).toMatchObject({ likes: expectedLikes(i), favs: expectedFavs(i) });
+        expect(node.myState).toEqual({ liked: i % 3 === 0, faved: i % 5 === 0 });
+        expect(node.author.name).toBe(`Author ${(i % 4) + 1}`);
+      }
+    },
+  );
 
   it('gives anonymous viewers counts and a null myState', async () => {
     const res = await t.gql(FEED, { first: 50 });

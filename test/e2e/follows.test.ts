@@ -16,10 +16,14 @@ const follow = (token: string, userId: number, active = true, idempotencyKey?: s
 const countsOf = async (id: number) => (await t.gql(COUNTS, { id: String(id) })).data.user.counts;
 /** Counts whose asOf covers everything acknowledged before `since`. */
 const countsAfter = (id: number, since: number) =>
-  waitFor(() => countsOf(id), (c) => c.asOf !== null && Date.parse(c.asOf) > since, { what: `user ${id} counts after ${since}`, timeoutMs: 10_000 });
+  waitFor(
+    () => countsOf(id),
+    (c) => c.asOf !== null && Date.parse(c.asOf) > since,
+    { what: `user ${id} counts after ${since}`, timeoutMs: 10_000 },
+  );
 
 describe('setFollowRelation', () => {
-  it('follows and unfollows with absolute state, and both users\' counters move', async () => {
+  it("follows and unfollows with absolute state, and both users' counters move", async () => {
     const [a, b] = [await t.token(101), await t.token(102)];
     await t.gql('{ viewer { id } }', {}, { token: b }); // user 102 exists
     const first = await follow(a, 102);

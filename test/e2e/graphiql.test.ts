@@ -141,18 +141,24 @@ describe('GraphiQL over plain HTTP', () => {
       expect((await res.arrayBuffer()).byteLength).toBeGreaterThan(1000);
     }
     // Raw paths (fetch would normalise `..` away before sending).
-    for (const path of ['/graphiql/../package.json', '/graphiql/..%2Fpackage.json', '/graphiql/', '/graphiql/graphiql.min.js', '/graphiql/__proto__']) {
+    for (const path of [
+      '/graphiql/../package.json',
+      '/graphiql/..%2Fpackage.json',
+      '/graphiql/',
+      '/graphiql/graphiql.min.js',
+      '/graphiql/__proto__',
+    ]) {
       expect(await rawStatus(t.url, path), path).toBe(404);
     }
   });
 
-  it('treats the page\'s default empty Authorization header as anonymous', async () => {
+  it("treats the page's default empty Authorization header as anonymous", async () => {
     expect((await t.gql('{ viewer { id } }', {}, { headers: { authorization: '' } })).data).toEqual({ viewer: null });
   });
 });
 
 describe('GraphiQL in production', () => {
-  it('is off by default: a browser gets Apollo\'s answer to a GET without a query, and no assets', async () => {
+  it("is off by default: a browser gets Apollo's answer to a GET without a query, and no assets", async () => {
     const prod = await startTestApp({ NODE_ENV: 'production', ROLE: 'api' });
     try {
       const res = await getHtml(`${prod.url}/graphql`);

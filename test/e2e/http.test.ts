@@ -34,7 +34,11 @@ describe('HTTP endpoints', () => {
         res.resume();
         resolve(res.statusCode!);
       });
-      req.on('error', (error) => ((error as NodeJS.ErrnoException).code === 'EPIPE' || (error as NodeJS.ErrnoException).code === 'ECONNRESET' ? undefined : reject(error)));
+      req.on('error', (error) =>
+        (error as NodeJS.ErrnoException).code === 'EPIPE' || (error as NodeJS.ErrnoException).code === 'ECONNRESET'
+          ? undefined
+          : reject(error),
+      );
       req.write(`{"query":"{ viewer { id } }","pad":"`);
       const piece = 'x'.repeat(64 * 1024);
       const send = (left: number): void => {

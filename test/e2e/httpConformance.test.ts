@@ -24,7 +24,7 @@ const INTROSPECTION: Exception = {
   message: /introspection is not allowed/,
 };
 const APOLLO_400: Exception = {
-  why: "Apollo answers 400 to documents that fail to parse or validate whatever the client accepts; the spec suggests 200 for application/json",
+  why: 'Apollo answers 400 to documents that fail to parse or validate whatever the client accepts; the spec suggests 200 for application/json',
   levels: ['SHOULD'],
 };
 const CSRF: Exception = {

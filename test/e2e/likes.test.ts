@@ -28,7 +28,11 @@ const read = (id: string, token?: string) => t.gql(READ, { id }, token ? { token
 const countsOf = async (id: string) => (await read(id)).data.post.counts as { likes: number; favs: number; asOf: string | null };
 /** Counts that include every change acknowledged before `since` (the asOf promise). */
 const countsAfter = (id: string, since: number, timeoutMs = 5000) =>
-  waitFor(() => countsOf(id), (c) => c.asOf !== null && Date.parse(c.asOf) > since, { timeoutMs, what: `asOf after ${since}` });
+  waitFor(
+    () => countsOf(id),
+    (c) => c.asOf !== null && Date.parse(c.asOf) > since,
+    { timeoutMs, what: `asOf after ${since}` },
+  );
 const outboxLength = () =>
   Promise.all(Array.from({ length: t.app.keys.partitions }, (_, p) => t.app.redis.xlen(t.app.keys.outbox(p)))).then((l) =>
     l.reduce((a, b) => a + b, 0),

@@ -14,11 +14,19 @@ beforeAll(async () => {
   t = await startTestApp(kafkaEnv(kafka));
   // Consumer groups take a few seconds to form: wait until a first like is counted.
   const [probe] = await t.createPosts(1);
-  await t.gql('mutation($id: ID!) { setLikeRelation(input: { postId: $id, active: true }) { changed } }', { id: probe }, { token: await t.token(2) });
-  await waitFor(() => t.gql('query($id: ID!) { post(id: $id) { counts { likes } } }', { id: probe }), (r) => r.data.post.counts.likes === 1, {
-    what: 'the Kafka consumers to join',
-    timeoutMs: 45_000,
-  });
+  await t.gql(
+    'mutation($id: ID!) { setLikeRelation(input: { postId: $id, active: true }) { changed } }',
+    { id: probe },
+    { token: await t.token(2) },
+  );
+  await waitFor(
+    () => t.gql('query($id: ID!) { post(id: $id) { counts { likes } } }', { id: probe }),
+    (r) => r.data.post.counts.likes === 1,
+    {
+      what: 'the Kafka consumers to join',
+      timeoutMs: 45_000,
+    },
+  );
 }, 60_000);
 afterAll(async () => {
   await t?.stop();
@@ -29,10 +37,14 @@ describe(`setLikeRelation under a storm with EVENT_LOG=kafka`, () => {
   it.each(['LIKE', 'FAV'] as const)('counts %s exactly: 300 like (100 twice), 50 unlike', (kind) => runLikeStorm(t, kind), 60_000);
 
   it('persists the facts to PostgreSQL from Kafka as well', async () => {
-    const facts = await waitFor(() => t.app.db.relationFact.count({ where: { active: true } }), (n) => n === 501, {
-      what: 'the persister',
-      timeoutMs: 20_000,
-    });
+    const facts = await waitFor(
+      () => t.app.db.relationFact.count({ where: { active: true } }),
+      (n) => n === 501,
+      {
+        what: 'the persister',
+        timeoutMs: 20_000,
+      },
+    );
     expect(facts).toBe(501);
   });
 });

@@ -28,7 +28,8 @@ const post = (t: TestApp, body: unknown, headers: Record<string, string> = {}) =
 
 describe('limits on what a document may ask', () => {
   it('refuses queries nested deeper than MAX_QUERY_DEPTH (10)', async () => {
-    const deep = '{ feed { edges { node { author { followers { edges { node { following { edges { node { followers { edges { node { id } } } } } } } } } } } } } }';
+    const deep =
+      '{ feed { edges { node { author { followers { edges { node { following { edges { node { followers { edges { node { id } } } } } } } } } } } } } }';
     const res = await dev.gql(deep);
     expect(new Set(errorCodes(res))).toEqual(new Set(['BAD_USER_INPUT']));
     expect(res.errors!.some((e) => /depth/i.test(e.message))).toBe(true);
@@ -44,7 +45,8 @@ describe('limits on what a document may ask', () => {
   });
 
   it('refuses documents above MAX_QUERY_COST', async () => {
-    const costly = '{ feed(first: 100) { edges { node { id title body createdAt author { id name counts { posts followers followings likesReceived favsReceived } } counts { likes favs } likers { edges { node { id name counts { posts followers } } } } } } } }';
+    const costly =
+      '{ feed(first: 100) { edges { node { id title body createdAt author { id name counts { posts followers followings likesReceived favsReceived } } counts { likes favs } likers { edges { node { id name counts { posts followers } } } } } } } }';
     const res = await dev.gql(costly);
     expect(errorCodes(res)).toEqual(['BAD_USER_INPUT']);
     expect(res.errors![0]!.message).toMatch(/cost/i);

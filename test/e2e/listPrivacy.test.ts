@@ -66,9 +66,11 @@ async function pages(list: ListName, id: string, first: number, token?: string):
 /** The ground truth: the list's active facts in PostgreSQL, newest first, before any filtering. */
 async function facts(list: ListName, id: number): Promise<{ id: string; at: Date }[]> {
   const where =
-    list === 'likers' ? { entityType: 'post', entityId: id, kind: 'like' }
-    : list === 'followers' ? { entityType: 'user', entityId: id, kind: 'follow' }
-    : { userId: id, kind: list === 'likedPosts' ? 'like' : 'follow' };
+    list === 'likers'
+      ? { entityType: 'post', entityId: id, kind: 'like' }
+      : list === 'followers'
+        ? { entityType: 'user', entityId: id, kind: 'follow' }
+        : { userId: id, kind: list === 'likedPosts' ? 'like' : 'follow' };
   const rows = await t.app.db.relationFact.findMany({ where: { ...where, active: true } });
   const other = (r: (typeof rows)[number]) => String(list === 'likers' || list === 'followers' ? r.userId : r.entityId);
   return rows
@@ -98,9 +100,17 @@ function expectSameCursors(a: Page[], b: Page[]) {
 const setProfile = async (token: string, likesPublic: boolean) =>
   gql('mutation($p: Boolean) { updateProfile(input: { likesPublic: $p }) { id } }', { p: likesPublic }, token);
 const setLike = (token: string, postId: string, active: boolean) =>
-  gql('mutation($p: ID!, $a: Boolean!) { setLikeRelation(input: { postId: $p, active: $a }) { changed } }', { p: postId, a: active }, token);
+  gql(
+    'mutation($p: ID!, $a: Boolean!) { setLikeRelation(input: { postId: $p, active: $a }) { changed } }',
+    { p: postId, a: active },
+    token,
+  );
 const setFollow = (token: string, userId: number, active: boolean) =>
-  gql('mutation($u: ID!, $a: Boolean!) { setFollowRelation(input: { userId: $u, active: $a }) { changed } }', { u: String(userId), a: active }, token);
+  gql(
+    'mutation($u: ID!, $a: Boolean!) { setFollowRelation(input: { userId: $u, active: $a }) { changed } }',
+    { u: String(userId), a: active },
+    token,
+  );
 
 describe('what a viewer learns from a list', () => {
   it('Post.likers: private likers leave no trace in pages or cursors, except to themselves', async () => {
@@ -159,13 +169,21 @@ describe('what a viewer learns from a list', () => {
           const token = bySelf ? ownerToken : otherToken;
 
           const before = await pages('likedPosts', String(owner), first, token);
-          expectExactPages(before, (await facts('likedPosts', owner!)).map((f) => f.id), first);
+          expectExactPages(
+            before,
+            (await facts('likedPosts', owner!)).map((f) => f.id),
+            first,
+          );
 
           const author = await t.token(1);
           const gone = new Set(postIds.filter((_, i) => deleted[i]));
           for (const id of gone) await gql('mutation($id: ID!) { deletePost(id: $id) { id } }', { id }, author);
           const after = await pages('likedPosts', String(owner), first, token);
-          expectExactPages(after, (await facts('likedPosts', owner!)).map((f) => f.id).filter((id) => !gone.has(id)), first);
+          expectExactPages(
+            after,
+            (await facts('likedPosts', owner!)).map((f) => f.id).filter((id) => !gone.has(id)),
+            first,
+          );
           expectSameCursors(before, after);
         },
       ),

@@ -37,7 +37,10 @@ describe('the budget of relation changes', () => {
   it('charges every aliased mutation of a document: the 31st of 100 is refused', async () => {
     const [postId] = await t.createPosts(1);
     const token = await t.token(602);
-    const aliases = Array.from({ length: 100 }, (_, i) => `m${i}: setLikeRelation(input: { postId: "${postId}", active: ${i % 2 === 0} }) { active }`);
+    const aliases = Array.from(
+      { length: 100 },
+      (_, i) => `m${i}: setLikeRelation(input: { postId: "${postId}", active: ${i % 2 === 0} }) { active }`,
+    );
     const res = await t.gql(`mutation { ${aliases.join(' ')} }`, {}, { token });
     // Mutations run one after another: the first 30 ran, every later one is null with its error.
     expect(Object.values(res.data).filter((m) => m !== null)).toHaveLength(30);
@@ -76,7 +79,9 @@ describe('the budgets of writes and of list reads', () => {
     // Deleting and profile changes draw from the same budget, now empty.
     const del = await b.gql('mutation($id: ID!) { deletePost(id: $id) { id } }', { id: res.data.p0.id }, { token });
     expect(errorCodes(del)).toEqual(['RATE_LIMITED']);
-    expect(errorCodes(await b.gql('mutation { updateProfile(input: { likesPublic: true }) { id } }', {}, { token }))).toEqual(['RATE_LIMITED']);
+    expect(errorCodes(await b.gql('mutation { updateProfile(input: { likesPublic: true }) { id } }', {}, { token }))).toEqual([
+      'RATE_LIMITED',
+    ]);
     expect(await b.app.db.post.count({ where: { authorId: 700, deletedAt: null } })).toBe(10);
   });
 
@@ -97,14 +102,18 @@ describe('the budgets of writes and of list reads', () => {
     expect(pages(first)).toBe(50); // 50 pages granted, the other 50 posts are null with RATE_LIMITED
     expect(errorCodes(first)).toEqual(Array(50).fill('RATE_LIMITED'));
     expect(first.errors![0]!.extensions!.retryAfterMs).toBeGreaterThan(0);
-    expect(errorCodes(await b.gql(query, { ids: ids.slice(0, 1) }, { headers: { 'x-forwarded-for': '203.0.113.7' } }))).toEqual(['RATE_LIMITED']);
+    expect(errorCodes(await b.gql(query, { ids: ids.slice(0, 1) }, { headers: { 'x-forwarded-for': '203.0.113.7' } }))).toEqual([
+      'RATE_LIMITED',
+    ]);
 
     // Another address has a budget of its own; one address claimed by the client itself changes nothing.
     expect(pages(await b.gql(query, { ids: ids.slice(0, 3) }, { headers: { 'x-forwarded-for': '198.51.100.4' } }))).toBe(3);
     expect(errorCodes(await b.gql(query, { ids: ids.slice(0, 1) }, from('203.0.113.7')))).toEqual([]);
     // An IPv6 client is charged by its /64.
     await b.gql(query, { ids: all.slice(0, 50) }, { headers: { 'x-forwarded-for': '2001:db8:1:2::1' } });
-    expect(errorCodes(await b.gql(query, { ids: ids.slice(0, 1) }, { headers: { 'x-forwarded-for': '2001:db8:1:2:ffff::9' } }))).toEqual(['RATE_LIMITED']);
+    expect(errorCodes(await b.gql(query, { ids: ids.slice(0, 1) }, { headers: { 'x-forwarded-for': '2001:db8:1:2:ffff::9' } }))).toEqual([
+      'RATE_LIMITED',
+    ]);
     // A user is charged by id, not by the address they share.
     expect(pages(await b.gql(query, { ids: ids.slice(0, 2) }, { token: author, headers: { 'x-forwarded-for': '203.0.113.7' } }))).toBe(2);
   });

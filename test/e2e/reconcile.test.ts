@@ -21,10 +21,20 @@ describe('reconciliation', () => {
   it('finds and repairs counter drift, reports fact drift, and raises no false alarm while writes go on', async () => {
     const ids = await t.createPosts(8);
     const tokens = await Promise.all(Array.from({ length: 20 }, (_, u) => t.token(300 + u)));
-    await Promise.all(ids.flatMap((postId, i) => tokens.slice(0, 5 + i).map((token) => t.gql(SET, { i: { postId, active: true } }, { token }))));
+    await Promise.all(
+      ids.flatMap((postId, i) => tokens.slice(0, 5 + i).map((token) => t.gql(SET, { i: { postId, active: true } }, { token }))),
+    );
     const written = Date.now();
-    await waitFor(() => t.gql(READ, { ids }), (r) => r.data.posts.every((p: any) => p.counts.asOf && Date.parse(p.counts.asOf) > written), { what: 'flushed' });
-    await waitFor(() => t.app.db.relationFact.count(), (n) => n === ids.reduce((sum, _, i) => sum + 5 + i, 0), { what: 'persisted' });
+    await waitFor(
+      () => t.gql(READ, { ids }),
+      (r) => r.data.posts.every((p: any) => p.counts.asOf && Date.parse(p.counts.asOf) > written),
+      { what: 'flushed' },
+    );
+    await waitFor(
+      () => t.app.db.relationFact.count(),
+      (n) => n === ids.reduce((sum, _, i) => sum + 5 + i, 0),
+      { what: 'persisted' },
+    );
 
     // Plant drift: wrong counters on one post, a fact PostgreSQL lost on another.
     const [wrongCounters, lostFact] = [Number(ids[0]), Number(ids[1])];
@@ -49,7 +59,11 @@ describe('reconciliation', () => {
     expect(report.factDrift).toEqual([lostFact]);
 
     // The counter drift is repaired through the rebuild job.
-    const repaired = await waitFor(() => t.gql(READ, { ids: [ids[0]] }), (r) => r.data.posts[0].counts.likes === 5, { what: 'repaired counters' });
+    const repaired = await waitFor(
+      () => t.gql(READ, { ids: [ids[0]] }),
+      (r) => r.data.posts[0].counts.likes === 5,
+      { what: 'repaired counters' },
+    );
     expect(repaired.data.posts[0].counts.likes).toBe(5);
 
     // A worker configured to reconcile every second runs it by itself; the metrics say what it found.

@@ -56,7 +56,11 @@ describe('recovery after Redis lost its data', () => {
     await Promise.all(USERS.slice(0, 10).map((_, u) => t.gql(SET, { i: { postId: postIds[u]!, active: false } }, { token: tokens[u] })));
     const lastWrite = Date.now();
     await waitUntil(() => persisterCaughtUp(t, admin), { what: 'the persister to catch up' });
-    await waitFor(() => snapshot(postIds, tokens.slice(0, 1)), (s) => s.asOfs.every((a: string | null) => a !== null && Date.parse(a) > lastWrite), { what: 'flushed counts' });
+    await waitFor(
+      () => snapshot(postIds, tokens.slice(0, 1)),
+      (s) => s.asOfs.every((a: string | null) => a !== null && Date.parse(a) > lastWrite),
+      { what: 'flushed counts' },
+    );
     const before = await snapshot(postIds, tokens);
     expect(before.counts.some((c: any) => c.likes > 5)).toBe(true);
 
@@ -79,7 +83,11 @@ describe('recovery after Redis lost its data', () => {
     const [u0, p0] = [USERS.findIndex((_, u) => liked(u, 0)), 0];
     const unlike = await t.gql(SET, { i: { postId: postIds[p0]!, active: false } }, { token: tokens[u0] });
     expect(unlike.data.setLikeRelation.changed).toBe(true);
-    const relike = await t.gql(SET, { i: { postId: postIds[3]!, active: true } }, { token: tokens[USERS.findIndex((_, u) => liked(u, 3))] });
+    const relike = await t.gql(
+      SET,
+      { i: { postId: postIds[3]!, active: true } },
+      { token: tokens[USERS.findIndex((_, u) => liked(u, 3))] },
+    );
     expect(relike.data.setLikeRelation.changed).toBe(false);
     const after = structuredClone(before);
     after.states[u0][p0].liked = false;

@@ -26,8 +26,13 @@ describe('npm run replay', () => {
   it('recomputes corrupt counters from the log and switches to them while writes continue', async () => {
     const ids = await t.createPosts(6);
     const tokens = await Promise.all(Array.from({ length: 25 }, (_, u) => t.token(400 + u)));
-    await Promise.all(ids.flatMap((postId, i) => tokens.slice(0, 4 + i * 3).map((token, u) =>
-      t.gql(SET, { i: { postId, active: true, kind: u % 4 === 0 ? 'FAV' : 'LIKE' } }, { token }))));
+    await Promise.all(
+      ids.flatMap((postId, i) =>
+        tokens
+          .slice(0, 4 + i * 3)
+          .map((token, u) => t.gql(SET, { i: { postId, active: true, kind: u % 4 === 0 ? 'FAV' : 'LIKE' } }, { token })),
+      ),
+    );
     await Promise.all(ids.map((postId) => t.gql(SET, { i: { postId, active: false } }, { token: tokens[1] })));
 
     // Counters and the like facts both go bad: only the log still knows the truth.
@@ -61,9 +66,12 @@ describe('npm run replay', () => {
       }));
     };
     const since = Date.now();
-    const settled = await waitFor(async () => ({ read: await t.gql(READ, { ids }), want: await expected() }),
-      ({ read, want }) => read.data.posts.every((p: any, i: number) => Date.parse(p.counts.asOf) > since && p.counts.likes === want[i]!.likes),
-      { what: 'replayed counts to settle', timeoutMs: 15_000 });
+    const settled = await waitFor(
+      async () => ({ read: await t.gql(READ, { ids }), want: await expected() }),
+      ({ read, want }) =>
+        read.data.posts.every((p: any, i: number) => Date.parse(p.counts.asOf) > since && p.counts.likes === want[i]!.likes),
+      { what: 'replayed counts to settle', timeoutMs: 15_000 },
+    );
     expect(settled.read.data.posts.map((p: any) => ({ likes: p.counts.likes, favs: p.counts.favs }))).toEqual(settled.want);
     expect(extra).toBeGreaterThan(0);
   }, 60_000);
@@ -73,7 +81,11 @@ describe('npm run replay', () => {
     try {
       const [postId] = await trimmed.createPosts(1);
       for (let u = 0; u < 5; u++) await trimmed.gql(SET, { i: { postId, active: true } }, { token: await trimmed.token(50 + u) });
-      await waitFor(() => trimmed.app.redis.hget(trimmed.app.keys.meta(), 'history'), (h) => h === 'trimmed', { what: 'a trim', timeoutMs: 20_000 });
+      await waitFor(
+        () => trimmed.app.redis.hget(trimmed.app.keys.meta(), 'history'),
+        (h) => h === 'trimmed',
+        { what: 'a trim', timeoutMs: 20_000 },
+      );
       const run = replay(trimmed);
       expect(await run.exited).toBe(1);
       expect(run.output()).toContain('replay refused: the event log no longer holds the whole history');

@@ -20,7 +20,11 @@ describe('ROLE=api and ROLE=worker', () => {
     const token = await api.token(5);
     const postId = (await api.gql('mutation { createPost(input: { title: "t", body: "b" }) { id } }', {}, { token })).data.createPost.id;
     for (const user of [11, 12, 13]) {
-      await api.gql('mutation($id: ID!) { setLikeRelation(input: { postId: $id, active: true }) { changed } }', { id: postId }, { token: await api.token(user) });
+      await api.gql(
+        'mutation($id: ID!) { setLikeRelation(input: { postId: $id, active: true }) { changed } }',
+        { id: postId },
+        { token: await api.token(user) },
+      );
     }
     const writtenAt = Date.now();
     await new Promise((r) => setTimeout(r, 1500));

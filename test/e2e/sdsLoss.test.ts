@@ -60,7 +60,9 @@ describe('counters deleted or truncated while likes keep arriving', () => {
           const floor = acks.get(post.id)!.filter((at) => at < asOf).length;
           const ceiling = sent.get(post.id)!;
           if (post.counts.likes < floor || post.counts.likes > ceiling) {
-            violations.push(`post ${post.id}: ${post.counts.likes} not in [${floor}, ${ceiling}] (sent before read ${sentBefore.get(post.id)})`);
+            violations.push(
+              `post ${post.id}: ${post.counts.likes} not in [${floor}, ${ceiling}] (sent before read ${sentBefore.get(post.id)})`,
+            );
           }
         }
       }
@@ -77,10 +79,14 @@ describe('counters deleted or truncated while likes keep arriving', () => {
       { what: 'counts after the storm', timeoutMs: 20_000 },
     );
     expect(settled.data.posts.map((p: any) => p.counts.likes)).toEqual(expected);
-    await waitFor(() => Promise.all(postIds.map((id) => t.app.redis.strlen(sdsKey(id)))), (l) => l.every((n) => n === 20), {
-      what: 'every SDS back',
-      timeoutMs: 20_000,
-    });
+    await waitFor(
+      () => Promise.all(postIds.map((id) => t.app.redis.strlen(sdsKey(id)))),
+      (l) => l.every((n) => n === 20),
+      {
+        what: 'every SDS back',
+        timeoutMs: 20_000,
+      },
+    );
 
     // The rate limit: no entity was rebuilt by a job more than 3 times in any 10 s window.
     for (const id of postIds) {

@@ -41,15 +41,25 @@ describe('user counters', () => {
       }),
     );
     // Some change their minds; one author deletes a post.
-    await Promise.all(fans.slice(0, 12).map((_, i) => t.gql(FOLLOW, { i: { userId: String(authors[i % 4]), active: false } }, { token: tokens[i] })));
-    await Promise.all(fans.slice(12, 20).map((_, i) => t.gql(SET, { i: { postId: posts.get(authors[(12 + i) % 4]!)![0], active: false } }, { token: tokens[12 + i] })));
+    await Promise.all(
+      fans.slice(0, 12).map((_, i) => t.gql(FOLLOW, { i: { userId: String(authors[i % 4]), active: false } }, { token: tokens[i] })),
+    );
+    await Promise.all(
+      fans
+        .slice(12, 20)
+        .map((_, i) => t.gql(SET, { i: { postId: posts.get(authors[(12 + i) % 4]!)![0], active: false } }, { token: tokens[12 + i] })),
+    );
     await t.gql('mutation($id: ID!) { deletePost(id: $id) { id } }', { id: posts.get(14)![2] }, { token: await t.token(14) });
     const lastWrite = Date.now();
     await waitForPersister(t);
 
     const expected = await createUserCounterStore(t.app.db).fromBaseTables([...authors, ...fans]);
     for (const id of [...authors, ...fans]) {
-      const counts = await waitFor(() => countsOf(id), (c) => c.asOf !== null && Date.parse(c.asOf) > lastWrite, { what: `user ${id}` });
+      const counts = await waitFor(
+        () => countsOf(id),
+        (c) => c.asOf !== null && Date.parse(c.asOf) > lastWrite,
+        { what: `user ${id}` },
+      );
       expect({ id, ...pick(counts) }).toEqual({ id, ...expected.get(id) });
     }
     expect(pick(await countsOf(14))).toMatchObject({ posts: 2, followers: 15 - 3 + 5 });
@@ -80,7 +90,11 @@ describe('user counters', () => {
     const report = await t.app.workers!.userVerifier.run();
     expect(report.counterDrift).toContain(31);
     expect(report.staleCache).toContain(32);
-    await waitFor(() => countsOf(31), (c) => c.followers === 1 && c.posts === 2, { what: 'user 31 rebuilt' });
+    await waitFor(
+      () => countsOf(31),
+      (c) => c.followers === 1 && c.posts === 2,
+      { what: 'user 31 rebuilt' },
+    );
     expect(pick(await countsOf(32))).toEqual({ followings: 1, followers: 0, posts: 1, likesReceived: 0, favsReceived: 0 });
   });
 });

@@ -44,8 +44,11 @@ describe('the aggregator as a consumer group', () => {
     try {
       for (let u = 1; u <= 40; u++) await f.set(u, 30 + (u % 3));
       for (let u = 1; u <= 10; u++) await f.set(u, 30 + (u % 3), false);
-      await waitUntil(async () => (await f.redis.xpending(f.keys.outbox(0), AGGREGATOR_GROUP))[0] === 0
-        && (await f.redis.hget(f.keys.aggState(0), 'pos:ob')) === (await f.redis.xrevrange(f.keys.outbox(0), '+', '-', 'COUNT', 1))[0]![0]);
+      await waitUntil(
+        async () =>
+          (await f.redis.xpending(f.keys.outbox(0), AGGREGATOR_GROUP))[0] === 0 &&
+          (await f.redis.hget(f.keys.aggState(0), 'pos:ob')) === (await f.redis.xrevrange(f.keys.outbox(0), '+', '-', 'COUNT', 1))[0]![0],
+      );
     } finally {
       await subscription.stop();
     }

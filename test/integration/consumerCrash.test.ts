@@ -42,9 +42,13 @@ describe('a consumer that dies after applying a batch but before acknowledging',
     const survivor = f.aggregator.subscribe(f.eventLog());
     await survivor.start();
     try {
-      await waitUntil(async () => (await f.redis.xpending(stream, AGGREGATOR_GROUP))[0] === 0 && (await f.redis.xlen(stream)) > 0
-        && (await f.redis.hget(f.keys.aggState(0), 'pos:ob')) === (await f.redis.xrevrange(stream, '+', '-', 'COUNT', 1))[0]![0],
-        { what: 'the survivor to catch up' });
+      await waitUntil(
+        async () =>
+          (await f.redis.xpending(stream, AGGREGATOR_GROUP))[0] === 0 &&
+          (await f.redis.xlen(stream)) > 0 &&
+          (await f.redis.hget(f.keys.aggState(0), 'pos:ob')) === (await f.redis.xrevrange(stream, '+', '-', 'COUNT', 1))[0]![0],
+        { what: 'the survivor to catch up' },
+      );
     } finally {
       await survivor.stop();
     }

@@ -101,7 +101,7 @@ describe.each(['redis', 'kafka'] as const)('event log contract: %s', (adapter) =
     return true;
   };
 
-  it('delivers each entity\'s events in the order they happened', async () => {
+  it("delivers each entity's events in the order they happened", async () => {
     const order = new Map<string, string[]>();
     await consume(async (batch) => {
       for (const { event } of batch.entries) {

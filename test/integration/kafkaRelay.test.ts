@@ -59,13 +59,16 @@ describe('the Kafka relay', () => {
     try {
       await waitUntil(async () => deliveries.size === 40, { what: 'all 40 events through Kafka', timeoutMs: 40_000 });
       expect([...deliveries.values()].some((n) => n > 1)).toBe(true); // the re-sent batch
-      await waitUntil(async () => {
-        for (const p of f.allPartitions) {
-          const newest = (await f.redis.xrevrange(f.keys.outbox(p), '+', '-', 'COUNT', 1))[0]?.[0];
-          if (newest && (await f.redis.hget(f.keys.aggState(p), 'event')) !== newest) return false;
-        }
-        return true;
-      }, { what: 'everything applied' });
+      await waitUntil(
+        async () => {
+          for (const p of f.allPartitions) {
+            const newest = (await f.redis.xrevrange(f.keys.outbox(p), '+', '-', 'COUNT', 1))[0]?.[0];
+            if (newest && (await f.redis.hget(f.keys.aggState(p), 'event')) !== newest) return false;
+          }
+          return true;
+        },
+        { what: 'everything applied' },
+      );
     } finally {
       await aggregation.stop();
       await relay.stop();
@@ -74,6 +77,8 @@ describe('the Kafka relay', () => {
     const folded = await f.flusher.foldPartitions(f.allPartitions);
     expect(folded.rebuilt).toBe(0);
     for (let post = 900; post < 904; post++) expect((await f.sdsOf(post))?.[1]).toBe((await f.factsOf(post)).likes);
-    expect((await f.factsOf(900)).likes + (await f.factsOf(901)).likes + (await f.factsOf(902)).likes + (await f.factsOf(903)).likes).toBe(40);
+    expect((await f.factsOf(900)).likes + (await f.factsOf(901)).likes + (await f.factsOf(902)).likes + (await f.factsOf(903)).likes).toBe(
+      40,
+    );
   }, 90_000);
 });

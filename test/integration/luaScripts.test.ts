@@ -11,7 +11,25 @@ describe('lua scripts', () => {
 
   it('are found, named <verbNoun>-<keys>.lua, with includes inlined', () => {
     expect(scripts.map((s) => s.name).sort()).toEqual(
-      ['acquireRebuild', 'applyCounterBatch', 'countFromFacts', 'foldDirtyCounters', 'hasFacts', 'inspectCounters', 'persistedAsOf', 'raisePosition', 'rebuildCounters', 'releaseLease', 'renewLease', 'setRelation', 'setUserCounters', 'storePersistedQuery', 'switchReplayedCounters', 'takeTokens', 'writeFact'].sort(),
+      [
+        'acquireRebuild',
+        'applyCounterBatch',
+        'countFromFacts',
+        'foldDirtyCounters',
+        'hasFacts',
+        'inspectCounters',
+        'persistedAsOf',
+        'raisePosition',
+        'rebuildCounters',
+        'releaseLease',
+        'renewLease',
+        'setRelation',
+        'setUserCounters',
+        'storePersistedQuery',
+        'switchReplayedCounters',
+        'takeTokens',
+        'writeFact',
+      ].sort(),
     );
     for (const script of scripts) expect(script.lua).not.toMatch(/@include/);
   });

@@ -20,9 +20,7 @@ async function query<T extends pg.QueryResultRow>(sql: string): Promise<T[]> {
 }
 
 const tables = async () =>
-  (await query<{ tablename: string }>("SELECT tablename FROM pg_tables WHERE schemaname = 'public' ORDER BY 1")).map(
-    (r) => r.tablename,
-  );
+  (await query<{ tablename: string }>("SELECT tablename FROM pg_tables WHERE schemaname = 'public' ORDER BY 1")).map((r) => r.tablename);
 
 async function addMigration(name: string, sql: string) {
   await mkdir(join(dir, name));
@@ -45,9 +43,13 @@ describe('migrate', () => {
     const result = await migrate(db.url, dir);
     expect(result.applied.length).toBeGreaterThan(0);
     expect(await tables()).toEqual(expect.arrayContaining(['_prisma_migrations', 'users', 'posts', 'relation_facts', 'user_counters']));
-    const rows = await query<{ migration_name: string; checksum: string; finished_at: Date | null; applied_steps_count: number; id: string }>(
-      'SELECT * FROM "_prisma_migrations" ORDER BY migration_name',
-    );
+    const rows = await query<{
+      migration_name: string;
+      checksum: string;
+      finished_at: Date | null;
+      applied_steps_count: number;
+      id: string;
+    }>('SELECT * FROM "_prisma_migrations" ORDER BY migration_name');
     expect(rows.map((r) => r.migration_name)).toEqual(result.applied);
     for (const row of rows) {
       expect(row.finished_at).toBeInstanceOf(Date);

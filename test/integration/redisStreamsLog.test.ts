@@ -72,7 +72,9 @@ describe('Redis Streams event log', () => {
     const before = await lengths();
     // "fast" reads and acknowledges everything; "slow" has not read anything yet.
     for (const p of f.allPartitions) {
-      const read = (await f.redis.xreadgroup('GROUP', 'fast', 'c', 'COUNT', 1000, 'STREAMS', stream(p), '>')) as [string, [string, string[]][]][] | null;
+      const read = (await f.redis.xreadgroup('GROUP', 'fast', 'c', 'COUNT', 1000, 'STREAMS', stream(p), '>')) as
+        | [string, [string, string[]][]][]
+        | null;
       const ids = read?.[0]?.[1].map(([id]) => id) ?? [];
       if (ids.length) await f.redis.xack(stream(p), 'fast', ...ids);
       await trimOutbox(f.redis, stream(p), 0);
@@ -81,7 +83,9 @@ describe('Redis Streams event log', () => {
 
     // "slow" reads everything but acknowledges only the first entry of each partition.
     for (const p of f.allPartitions) {
-      const read = (await f.redis.xreadgroup('GROUP', 'slow', 'c', 'COUNT', 1000, 'STREAMS', stream(p), '>')) as [string, [string, string[]][]][] | null;
+      const read = (await f.redis.xreadgroup('GROUP', 'slow', 'c', 'COUNT', 1000, 'STREAMS', stream(p), '>')) as
+        | [string, [string, string[]][]][]
+        | null;
       const ids = read?.[0]?.[1].map(([id]) => id) ?? [];
       if (ids.length) await f.redis.xack(stream(p), 'slow', ids[0]!);
       await trimOutbox(f.redis, stream(p), 0);

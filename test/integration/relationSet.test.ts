@@ -30,18 +30,28 @@ const newPost = (): EntityRef => ({ type: 'post', id: nextPost++ });
 /** A deterministic generator, so a failure can be replayed. */
 function random(seed: number) {
   let s = seed >>> 0;
-  return () => ((s = (Math.imul(s, 1_664_525) + 1_013_904_223) >>> 0) / 2 ** 32);
+  return () => (s = (Math.imul(s, 1_664_525) + 1_013_904_223) >>> 0) / 2 ** 32;
 }
 
-const like = (post: EntityRef, userId: number, active = true) =>
-  store.setFact({ userId, entity: post, metric: LIKE, authorId: 1, active });
+const like = (post: EntityRef, userId: number, active = true) => store.setFact({ userId, entity: post, metric: LIKE, authorId: 1, active });
 
 const restore = (post: EntityRef, userId: number, active: boolean) =>
-  redis.writeFact(keys.chunkIndex('like', post), prefix, keys.partitionTag(keys.partitionOf(post)), keys.relationBase('like', post), userId, active ? 1 : 0);
+  redis.writeFact(
+    keys.chunkIndex('like', post),
+    prefix,
+    keys.partitionTag(keys.partitionOf(post)),
+    keys.relationBase('like', post),
+    userId,
+    active ? 1 : 0,
+  );
 
 async function count(post: EntityRef): Promise<number> {
   const [likes] = await redis.countFromFacts(
-    keys.chunkIndex('like', post), keys.chunkIndex('fav', post), prefix, keys.partitionTag(keys.partitionOf(post)), keys.entityName(post),
+    keys.chunkIndex('like', post),
+    keys.chunkIndex('fav', post),
+    prefix,
+    keys.partitionTag(keys.partitionOf(post)),
+    keys.entityName(post),
   );
   return likes;
 }
@@ -187,7 +197,12 @@ describe('relation sets', () => {
       return send(command, ...rest);
     };
     try {
-      const states = (await store.viewerStates(viewer, posts.map((p) => p.id))).map((s) => s!);
+      const states = (
+        await store.viewerStates(
+          viewer,
+          posts.map((p) => p.id),
+        )
+      ).map((s) => s!);
       expect(states.map((s) => s.liked)).toEqual(posts.map((_, i) => i % 3 === 0));
     } finally {
       redis.sendCommand = send;

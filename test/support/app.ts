@@ -20,7 +20,11 @@ export interface TestApp {
   url: string;
   db: TestDatabase;
   token(userId: number, options?: { name?: string; expiresIn?: string }): Promise<string>;
-  gql<T = any>(query: string, variables?: Record<string, unknown>, options?: { token?: string; headers?: Record<string, string> }): Promise<GraphQLResponse<T>>;
+  gql<T = any>(
+    query: string,
+    variables?: Record<string, unknown>,
+    options?: { token?: string; headers?: Record<string, string> },
+  ): Promise<GraphQLResponse<T>>;
   /** Creates `count` posts by `authorId` through the API, in order; returns their ids. */
   createPosts(count: number, authorId?: number): Promise<string[]>;
   stop(): Promise<void>;
@@ -80,7 +84,11 @@ export async function startTestApp(env: Record<string, string> = {}, options: Te
       const token = await app.services.auth.sign(authorId);
       const ids: string[] = [];
       for (let i = 0; i < count; i++) {
-        const res = await gql('mutation($t: String!) { createPost(input: { title: $t, body: "b" }) { id } }', { t: `post ${i}` }, { token });
+        const res = await gql(
+          'mutation($t: String!) { createPost(input: { title: $t, body: "b" }) { id } }',
+          { t: `post ${i}` },
+          { token },
+        );
         ids.push(res.data.createPost.id);
       }
       return ids;

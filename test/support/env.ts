@@ -22,5 +22,4 @@ export async function admin<T>(work: (client: pg.Client) => Promise<T>): Promise
   }
 }
 
-export const dropDatabase = (name: string) =>
-  admin((c) => c.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`)).then(() => undefined);
+export const dropDatabase = (name: string) => admin((c) => c.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`)).then(() => undefined);

@@ -14,7 +14,11 @@ export async function seedFeedWorld(t: TestApp, count: number, ids: { viewer: nu
   const authors = await Promise.all(ids.authors.map((id) => t.token(id, { name: `Author ${id}` })));
   const postIds: string[] = [];
   for (let i = 0; i < count; i++) {
-    const res = await t.gql('mutation($t: String!) { createPost(input: { title: $t, body: "b" }) { id } }', { t: `p${i}` }, { token: authors[i % authors.length]! });
+    const res = await t.gql(
+      'mutation($t: String!) { createPost(input: { title: $t, body: "b" }) { id } }',
+      { t: `p${i}` },
+      { token: authors[i % authors.length]! },
+    );
     postIds.push(res.data.createPost.id);
   }
   const others = await Promise.all([20, 21, 22].map((id) => t.token(id)));

@@ -2,7 +2,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { projectPath } from '../../src/paths.js';
 
-
 export interface Spawned {
   child: ChildProcess;
   output: () => string;

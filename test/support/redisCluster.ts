@@ -52,12 +52,30 @@ async function startNode(run: Running): Promise<string> {
     const busPort = await freePort();
     if (busPort === port) continue;
     // prettier-ignore
-    const child = spawn('redis-server', [
-      '--port', String(port), '--bind', '127.0.0.1', '--daemonize', 'no',
-      '--cluster-enabled', 'yes', '--cluster-port', String(busPort),
-      '--cluster-config-file', join(run.dir, `nodes-${port}.conf`),
-      '--save', '', '--appendonly', 'no', '--dir', run.dir,
-    ], { stdio: 'ignore' });
+    const child = spawn(
+      'redis-server',
+      [
+        '--port',
+        String(port),
+        '--bind',
+        '127.0.0.1',
+        '--daemonize',
+        'no',
+        '--cluster-enabled',
+        'yes',
+        '--cluster-port',
+        String(busPort),
+        '--cluster-config-file',
+        join(run.dir, `nodes-${port}.conf`),
+        '--save',
+        '',
+        '--appendonly',
+        'no',
+        '--dir',
+        run.dir,
+      ],
+      { stdio: 'ignore' },
+    );
     run.children.push(child);
     if (await waitForPing(`redis://127.0.0.1:${port}`, child)) return `127.0.0.1:${port}`;
     child.kill('SIGKILL');
@@ -87,11 +105,9 @@ export async function startRedisCluster(): Promise<RedisCluster> {
   try {
     const nodes: string[] = [];
     for (let i = 0; i < MASTERS; i++) nodes.push(await startNode(run));
-    await promisify(execFile)(
-      'redis-cli',
-      ['--cluster', 'create', ...nodes, '--cluster-replicas', '0', '--cluster-yes'],
-      { timeout: 30_000 },
-    );
+    await promisify(execFile)('redis-cli', ['--cluster', 'create', ...nodes, '--cluster-replicas', '0', '--cluster-yes'], {
+      timeout: 30_000,
+    });
     await waitForClusterOk(nodes);
     return {
       nodes,

@@ -2,7 +2,6 @@ import { describe, expect, it } from 'vitest';
 import { parseId, parseIds, parsePageSize } from '../../src/graphql/args.js';
 import { codeOf } from '../support/errors.js';
 
-
 describe('parseId', () => {
   it('accepts positive decimal integers below 2^53', () => {
     expect(parseId('1')).toBe(1);

@@ -46,14 +46,18 @@ describe('loadConfig', () => {
   });
 
   it('reads the Kafka settings and names what EVENT_LOG=kafka is missing', () => {
-    expect(problemsOf({ EVENT_LOG: 'kafka' })).toEqual([
-      'KAFKA_BROKERS is required when EVENT_LOG=kafka (comma-separated host:port list)',
-    ]);
+    expect(problemsOf({ EVENT_LOG: 'kafka' })).toEqual(['KAFKA_BROKERS is required when EVENT_LOG=kafka (comma-separated host:port list)']);
     expect(problemsOf({ EVENT_LOG: 'kafka', KAFKA_BROKERS: 'a:9092', KAFKA_SASL_MECHANISM: 'plain', KAFKA_SSL: 'yes' })).toEqual([
       'KAFKA_SSL must be true or false (got "yes")',
       'KAFKA_SASL_USERNAME and KAFKA_SASL_PASSWORD are required with KAFKA_SASL_MECHANISM',
     ]);
     const { kafka } = loadConfig({ EVENT_LOG: 'kafka', KAFKA_BROKERS: 'a:9092, b:9092', KAFKA_CREATE_TOPIC: 'true' });
-    expect(kafka).toMatchObject({ brokers: ['a:9092', 'b:9092'], topic: 'counter-events', createTopic: true, idempotent: true, sasl: null });
+    expect(kafka).toMatchObject({
+      brokers: ['a:9092', 'b:9092'],
+      topic: 'counter-events',
+      createTopic: true,
+      idempotent: true,
+      sasl: null,
+    });
   });
 });

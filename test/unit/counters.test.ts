@@ -62,7 +62,6 @@ describe('keys and partitions', () => {
   });
 });
 
-
 describe('rendezvous assignment', () => {
   const members = ['host-a:1:aaaaaa', 'host-a:2:bbbbbb', 'host-b:1:cccccc'];
 
@@ -102,6 +101,12 @@ describe('log positions and outbox entries', () => {
       ts: 1700000000000,
     });
     expect(decodeOutboxEntry('1-0', 0, ['e', 'post'])).toBeNull();
-    expect(decodeOutboxEntry('1-0', 0, fields.map((v) => (v === '-1' ? '5' : v)))).toBeNull();
+    expect(
+      decodeOutboxEntry(
+        '1-0',
+        0,
+        fields.map((v) => (v === '-1' ? '5' : v)),
+      ),
+    ).toBeNull();
   });
 });

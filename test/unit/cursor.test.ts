@@ -4,7 +4,6 @@ import { codeOf } from '../support/errors.js';
 
 const codec = createCursorCodec('cursor-secret');
 
-
 describe('cursor codec', () => {
   it('round-trips a payload', () => {
     expect(codec.decode('feed', codec.encode('feed', [1700000000000, 42]))).toEqual([1700000000000, 42]);
@@ -15,7 +14,10 @@ describe('cursor codec', () => {
     for (let bit = 0; bit < bytes.length * 8; bit++) {
       const edited = Buffer.from(bytes);
       edited[bit >> 3]! ^= 1 << (bit & 7);
-      expect(codeOf(() => codec.decode('feed', edited.toString('base64url'))), `bit ${bit}`).toBe('BAD_USER_INPUT');
+      expect(
+        codeOf(() => codec.decode('feed', edited.toString('base64url'))),
+        `bit ${bit}`,
+      ).toBe('BAD_USER_INPUT');
     }
   });
 

@@ -2,8 +2,7 @@ import { GraphQLError } from 'graphql';
 import { describe, expect, it } from 'vitest';
 import { formatError, notFound } from '../../src/errors.js';
 
-const format = (error: GraphQLError, exposeDetails = false) =>
-  formatError(error.toJSON(), error, { exposeDetails });
+const format = (error: GraphQLError, exposeDetails = false) => formatError(error.toJSON(), error, { exposeDetails });
 
 describe('formatError', () => {
   it('keeps our own codes and extensions', () => {

@@ -54,7 +54,10 @@ describe('auth.viewerFrom', () => {
   });
 
   it('refuses a token signed with another secret, an unsigned token and garbage', async () => {
-    const other = await new SignJWT({}).setProtectedHeader({ alg: 'HS256' }).setSubject('7').sign(new TextEncoder().encode('x'.repeat(40)));
+    const other = await new SignJWT({})
+      .setProtectedHeader({ alg: 'HS256' })
+      .setSubject('7')
+      .sign(new TextEncoder().encode('x'.repeat(40)));
     const unsigned = new UnsecuredJWT({}).setSubject('7').encode();
     for (const token of [other, unsigned, 'not-a-jwt', 'a.b.c']) {
       expect((await failure(`Bearer ${token}`)).code).toBe('UNAUTHENTICATED');

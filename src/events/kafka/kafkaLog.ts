@@ -102,7 +102,10 @@ export function createKafkaLog(options: KafkaLogOptions): EventLog {
               await consumer.commitOffsets([{ topic, partition: batch.partition, offset: String(Number(batch.lastOffset()) + 1) }]);
             } catch (error) {
               if (!REBALANCING.test(`${(error as { type?: string }).type ?? ''} ${(error as Error).message}`)) throw error;
-              logger.warn({ group, partition: batch.partition }, 'commit refused during a rebalance; the batch will be skipped when it comes again');
+              logger.warn(
+                { group, partition: batch.partition },
+                'commit refused during a rebalance; the batch will be skipped when it comes again',
+              );
             }
           },
         });

@@ -13,8 +13,10 @@ export const RELAY_GROUP = 'counter-relay';
  * Every event of Tally partition N goes to Kafka partition N mod (topic partitions), so one
  * partition's events stay in order on one Kafka partition, like in the outbox.
  */
-export const tallyPartitioner: ICustomPartitioner = () => ({ partitionMetadata, message }) =>
-  tallyPartitionOf(message) % partitionMetadata.length;
+export const tallyPartitioner: ICustomPartitioner =
+  () =>
+  ({ partitionMetadata, message }) =>
+    tallyPartitionOf(message) % partitionMetadata.length;
 
 export function createRelay(deps: { kafka: Kafka; outbox: EventLog; topic: string; idempotent: boolean; logger: Logger }) {
   const producer: Producer = deps.kafka.producer({

@@ -23,8 +23,7 @@ export const Post: PostResolvers = {
       first,
       after,
       // Private likes show only to their owner.
-      scan: (limit, from) =>
-        ctx.services.lists.usersOf(POST, post.id, metric, limit, from, { privateExceptFor: ctx.viewer?.id ?? null }),
+      scan: (limit, from) => ctx.services.lists.usersOf(POST, post.id, metric, limit, from, { privateExceptFor: ctx.viewer?.id ?? null }),
       load: (ids) => ctx.loaders.user.loadMany(ids),
       // Checked again on the loaded user: one who turned private since the scan stays hidden.
       keep: (user) => user.likesPublic || user.id === ctx.viewer?.id,
