@@ -7,7 +7,6 @@ import { createPostCounters } from './counters/postCounters.js';
 import { createUserCounters } from './counters/userCounters.js';
 import { createUserCounterStore } from './db/userCounters.js';
 import { createDb, type DbOptions } from './db/client.js';
-import { createFactStore } from './db/facts.js';
 import { createFeedCache } from './db/feedCache.js';
 import { createPostCache } from './db/postCache.js';
 import { createPostStore } from './db/posts.js';

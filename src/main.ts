@@ -1,10 +1,10 @@
 // Process entry point: `npm start`. Reads the configuration, starts the roles it names and
 // shuts down cleanly on SIGTERM / SIGINT.
 import { createApp } from './app.js';
-import { ConfigError, loadConfig } from './config.js';
+import { type Config, ConfigError, loadConfig } from './config.js';
 
 async function main() {
-  let config;
+  let config: Config;
   try {
     config = loadConfig();
   } catch (error) {

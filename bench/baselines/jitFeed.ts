@@ -4,7 +4,7 @@
 // parse the JSON body, run the query compiled once per document, write the JSON result.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { GraphQLError, parse, validate, type ExecutionResult } from 'graphql';
+import { type DocumentNode, GraphQLError, parse, validate, type ExecutionResult } from 'graphql';
 import { makeExecutableSchema } from '@graphql-tools/schema';
 import { compileQuery, isCompiledQuery, type CompiledQuery } from 'graphql-jit';
 import { resolvers, typeDefs } from '../../src/graphql/schema.js';
@@ -40,7 +40,7 @@ export async function startJitFeedServer(env: NodeJS.ProcessEnv) {
     const cacheKey = `${operationName ?? ''}\n${query}`;
     let entry = compiled.get(cacheKey);
     if (!entry) {
-      let document;
+      let document: DocumentNode;
       try {
         document = parse(query);
       } catch (error) {
@@ -65,7 +65,7 @@ export async function startJitFeedServer(env: NodeJS.ProcessEnv) {
     const query = compile(body.query, body.operationName ?? undefined);
     if (!isCompiledQuery(query)) return send(res, 400, JSON.stringify(query));
 
-    let context;
+    let context: Awaited<ReturnType<typeof core.context>>;
     try {
       context = await core.context(
         req.headers.authorization,

@@ -3,7 +3,7 @@
 // same on both sides and the comparison measures the resolvers, not a web framework.
 import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { ApolloServer, HeaderMap } from '@apollo/server';
+import { type ApolloServer, HeaderMap } from '@apollo/server';
 
 async function readJson(req: IncomingMessage): Promise<unknown> {
   const chunks: Buffer[] = [];

@@ -1,6 +1,6 @@
 // Bearer tokens: HS256 JWTs whose `sub` is the user id. A token that is present but wrong
 // is always an error, never a silent fall-back to anonymous.
-import { SignJWT, jwtVerify, errors as joseErrors } from 'jose';
+import { type JWTPayload, SignJWT, jwtVerify, errors as joseErrors } from 'jose';
 import { LRUCache } from 'lru-cache';
 import { unauthenticated } from '../errors.js';
 
@@ -44,7 +44,7 @@ export function createAuth(secret: string) {
       const token = match[1]!;
       const known = verified.get(token);
       if (known && Date.now() < known.validUntilMs) return known.viewer;
-      let payload;
+      let payload: JWTPayload;
       try {
         ({ payload } = await jwtVerify(token, key, {
           algorithms: ['HS256'],

@@ -6,6 +6,7 @@ import { loadConfig } from '../config.js';
 import { createDb } from '../db/client.js';
 import { createEventLogs } from '../events/eventLog.js';
 import { createLogger } from '../log.js';
+import type { RecoveryOutcome } from '../recovery/recover.js';
 import { createRecoveryServices } from '../recovery/recoveryServices.js';
 import { createRedis } from '../redis/client.js';
 import { checkDeployment } from '../redis/deployment.js';
@@ -34,7 +35,7 @@ try {
   await checkDeployment(redis, keys, hasDurableState);
   const started = Date.now();
   let followed = false;
-  let outcome;
+  let outcome: RecoveryOutcome;
   for (;;) {
     outcome = await recovery.run({
       restart: process.argv.includes('--restart'),

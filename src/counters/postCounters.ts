@@ -38,7 +38,9 @@ export function createPostCounters(deps: { redis: ScriptedRedis; keys: Keys; onM
     const restored = new Set<number>();
     const waiting = posts.map((_, i) => i).filter((i) => notReady.has(partitions[i]!));
     const answers = await Promise.all(waiting.map((i) => redis.sismember(keys.restored(partitions[i]!), keys.entityName(posts[i]!))));
-    waiting.forEach((i, k) => answers[k] === 1 && restored.add(i));
+    waiting.forEach((i, k) => {
+      if (answers[k] === 1) restored.add(i);
+    });
     return restored;
   }
 
@@ -71,7 +73,9 @@ export function createPostCounters(deps: { redis: ScriptedRedis; keys: Keys; onM
             ...indexes.map((i) => keys.counters(posts[i]!)),
           );
           const n = groupPartitions.length;
-          groupPartitions.forEach((p, k) => values[k] === null && notReady.add(p));
+          groupPartitions.forEach((p, k) => {
+            if (values[k] === null) notReady.add(p);
+          });
           const flushed = new Map(groupPartitions.map((p, k) => [p, values[n + k] ? new Date(Number(values[n + k]!.toString())) : null]));
           indexes.forEach((i, k) => {
             raw[i] = values[2 * n + k] ?? null;

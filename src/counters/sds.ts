@@ -19,6 +19,8 @@ export function decodeSds(raw: Buffer | null): number[] | null {
 
 export function encodeSds(values: readonly number[]): Buffer {
   const buf = Buffer.alloc(SDS_BYTES);
-  values.forEach((v, i) => buf.writeUInt32BE(v, i * 4));
+  values.forEach((v, i) => {
+    buf.writeUInt32BE(v, i * 4);
+  });
   return buf;
 }

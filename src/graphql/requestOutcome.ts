@@ -25,7 +25,10 @@ export function requestOutcomePlugin(): ApolloServerPlugin<GraphQLContext> {
     async didResolveOperation({ operation, contextValue: { scope } }) {
       if (!operation) return;
       let label = labels.get(operation);
-      if (label === undefined) labels.set(operation, (label = operationLabel(operation)));
+      if (label === undefined) {
+        label = operationLabel(operation);
+        labels.set(operation, label);
+      }
       scope.operation = label;
     },
     async willSendResponse({ response, contextValue: { scope } }) {

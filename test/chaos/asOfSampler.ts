@@ -4,7 +4,7 @@
 // allow — each fact's state after the changes acknowledged before T, or any state a change
 // sent before the read could already have given it.
 import { gql } from './client.js';
-import { factKey, GroundTruth, KINDS, type Loss } from './truth.js';
+import { factKey, type GroundTruth, KINDS, type Loss } from './truth.js';
 import type { Actors } from './workload.js';
 
 const COUNTS = 'query($ids: [ID!]!) { posts(ids: $ids) { id counts { likes favs asOf } } }';

@@ -2,7 +2,7 @@
 // PostgreSQL) compared with the ground truth, and the wait for convergence.
 import { gql } from './client.js';
 import type { Deployment } from './deployment.js';
-import { factKey, GroundTruth, KINDS, type FactKey, type Loss } from './truth.js';
+import { factKey, type GroundTruth, KINDS, type FactKey, type Loss } from './truth.js';
 import type { Actors } from './workload.js';
 
 const PAGE = 'query($ids: [ID!]!) { posts(ids: $ids) { id counts { likes favs asOf } myState { liked faved } } }';
@@ -41,7 +41,7 @@ export async function observe(dep: Deployment, actors: Actors): Promise<{ ok: tr
     if (!page.ok) continue;
     const user = actors.users[u]!;
     for (const view of page.data) {
-      if (!view || !view.myState) return { ok: false, error: `post or myState missing in ${JSON.stringify(view)}` };
+      if (!view?.myState) return { ok: false, error: `post or myState missing in ${JSON.stringify(view)}` };
       states.set(factKey(user, Number(view.id), 'LIKE'), view.myState.liked);
       states.set(factKey(user, Number(view.id), 'FAV'), view.myState.faved);
     }
@@ -53,7 +53,7 @@ export async function observe(dep: Deployment, actors: Actors): Promise<{ ok: tr
       ]),
     );
   }
-  let rows;
+  let rows: { user_id: string; entity_id: string; kind: string; active: boolean }[];
   try {
     ({ rows } = await dep.pg.query<{ user_id: string; entity_id: string; kind: string; active: boolean }>(
       `SELECT user_id, entity_id, kind, active FROM relation_facts WHERE entity_type = 'post'`,

@@ -3,7 +3,7 @@
 // operation with the SAME key on network errors, timeouts, 5xx, INTERNAL_SERVER_ERROR and
 // RATE_LIMITED until it is acknowledged. Acknowledgements go into the ground truth.
 import { gql } from './client.js';
-import { factKey, GroundTruth, KINDS, type Op } from './truth.js';
+import { factKey, type GroundTruth, KINDS, type Op } from './truth.js';
 
 const SET = 'mutation($i: SetLikeRelationInput!) { setLikeRelation(input: $i) { changed active } }';
 

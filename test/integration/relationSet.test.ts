@@ -30,7 +30,10 @@ const newPost = (): EntityRef => ({ type: 'post', id: nextPost++ });
 /** A deterministic generator, so a failure can be replayed. */
 function random(seed: number) {
   let s = seed >>> 0;
-  return () => (s = (Math.imul(s, 1_664_525) + 1_013_904_223) >>> 0) / 2 ** 32;
+  return () => {
+    s = (Math.imul(s, 1_664_525) + 1_013_904_223) >>> 0;
+    return s / 2 ** 32;
+  };
 }
 
 const like = (post: EntityRef, userId: number, active = true) => store.setFact({ userId, entity: post, metric: LIKE, authorId: 1, active });

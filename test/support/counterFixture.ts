@@ -49,7 +49,8 @@ export function createCounterFixture(options: { partitions?: number; leaseMs?: n
       createRedisStreamsLog({ redis, keys, logger, batchSize, leaseMs, memberId, retentionMs: 0, idlePollMs: 10, trimIntervalMs: 0 }),
 
     set: async (userId: number, postId: number, active = true, kind: RelationKind = 'LIKE') => {
-      await (ready ??= createReadiness(redis, keys).markAllReady());
+      ready ??= createReadiness(redis, keys).markAllReady();
+      await ready;
       return relations.set({ userId, postId, authorId: 1, kind, active });
     },
 

@@ -12,7 +12,7 @@ export async function persisterCaughtUp(t: TestApp, redis: RedisClient = t.app.r
     if ((await redis.exists(stream)) === 0) continue;
     const groups = (await callOnKey(redis, stream, 'XINFO', 'GROUPS', stream)) as unknown[][];
     const group = groups.find((g) => g[1] === PERSISTER_GROUP);
-    if (!group || group[group.indexOf('pending') + 1] !== 0 || group[group.indexOf('lag') + 1] !== 0) return false;
+    if (group?.[group.indexOf('pending') + 1] !== 0 || group[group.indexOf('lag') + 1] !== 0) return false;
   }
   return true;
 }

@@ -48,6 +48,8 @@ export async function runLikeStorm(t: TestApp, kind: 'LIKE' | 'FAV', userBase = 
 
   const states = await Promise.all(tokens.map(async (token) => (await read(token)).data.post.myState));
   const own = kind === 'LIKE' ? 'liked' : 'faved';
-  users.forEach((u, i) => expect(states[i][own], `user ${u}`).toBe(i >= 50));
+  users.forEach((u, i) => {
+    expect(states[i][own], `user ${u}`).toBe(i >= 50);
+  });
   expect(states.every((s) => s[kind === 'LIKE' ? 'faved' : 'liked'] === false)).toBe(true);
 }

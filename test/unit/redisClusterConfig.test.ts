@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from '../../src/config.js';
+import { type ConfigError, loadConfig } from '../../src/config.js';
 import { seedNodes } from '../../src/redis/client.js';
 
 describe('REDIS_CLUSTER_NODES', () => {
