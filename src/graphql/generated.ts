@@ -19,26 +19,38 @@ export type Scalars = {
   DateTime: { input: Date; output: Date; }
 };
 
+/**
+ * A new post. Text must be well-formed Unicode without NUL characters; lengths count
+ * characters (code points). Anything else is BAD_USER_INPUT.
+ */
 export type CreatePostInput = {
-  /** At most 10,000 characters. */
+  /** At most 10,000 characters; may be empty. */
   body: Scalars['String']['input'];
-  /** 1 to 200 characters. */
+  /** 1 to 200 characters, not blank (whitespace and invisible characters alone are blank). */
   title: Scalars['String']['input'];
 };
 
+/** The answer of `setFollowRelation`. */
 export type FollowRelationPayload = {
   __typename?: 'FollowRelationPayload';
-  active: Scalars['Boolean']['output'];
-  changed: Scalars['Boolean']['output'];
-  user: User;
-};
-
-export type LikeRelationPayload = {
-  __typename?: 'LikeRelationPayload';
+  /** The state now in effect (the one asked for). */
   active: Scalars['Boolean']['output'];
   /** False when the relation already was in that state (or when replaying such a result). */
   changed: Scalars['Boolean']['output'];
+  /** The user followed or unfollowed. */
+  user: User;
+};
+
+/** The answer of `setLikeRelation`. */
+export type LikeRelationPayload = {
+  __typename?: 'LikeRelationPayload';
+  /** The state now in effect (the one asked for). */
+  active: Scalars['Boolean']['output'];
+  /** False when the relation already was in that state (or when replaying such a result). */
+  changed: Scalars['Boolean']['output'];
+  /** Which relation was set. */
   kind: RelationKind;
+  /** The post liked or favourited (or no longer). */
   post: Post;
 };
 
@@ -48,22 +60,39 @@ export type LikeRelationPayload = {
  */
 export type Mutation = {
   __typename?: 'Mutation';
-  /** Publish a post as the authenticated user. */
+  /**
+   * Publish a post as the authenticated user. UNAUTHENTICATED without a token; BAD_USER_INPUT
+   * for a title or body out of bounds (see CreatePostInput); takes a `writes` token (RATE_LIMITED when none is left).
+   */
   createPost?: Maybe<Post>;
-  /** Delete one of your own posts (soft delete: it disappears from every read). */
+  /**
+   * Delete one of your own posts (soft delete: it disappears from every read); returns it.
+   * UNAUTHENTICATED without a token; BAD_USER_INPUT for a malformed id; NOT_FOUND when it is
+   * missing or already deleted; FORBIDDEN for someone else's post; takes a `writes` token
+   * (RATE_LIMITED when none is left).
+   */
   deletePost?: Maybe<Post>;
   /**
    * Follow (or stop following) a user: `active` is the state you want, like setLikeRelation,
    * with the same idempotency. Following yourself is BAD_USER_INPUT; an unknown user NOT_FOUND.
+   * UNAUTHENTICATED without a token; takes a `changes` token (RATE_LIMITED when none is left);
+   * the same retryable INTERNAL_SERVER_ERROR as setLikeRelation after a Redis loss.
    */
   setFollowRelation?: Maybe<FollowRelationPayload>;
   /**
    * Set the viewer's like or favourite on a post to `active` (the state you want, not a
    * toggle: retrying can never undo it). With an `idempotencyKey`, a retry of the same request
    * within 24 h returns the first result; reusing the key for a different request is CONFLICT.
+   * UNAUTHENTICATED without a token; NOT_FOUND for a missing or deleted post; takes a `changes`
+   * token (RATE_LIMITED when none is left). While the post's facts are being restored after a
+   * Redis loss it can fail with a retryable INTERNAL_SERVER_ERROR carrying `retryAfterMs`
+   * (nothing changed).
    */
   setLikeRelation?: Maybe<LikeRelationPayload>;
-  /** Change the viewer's profile settings. */
+  /**
+   * Change the viewer's profile settings; returns the viewer. UNAUTHENTICATED without a token;
+   * takes a `writes` token (RATE_LIMITED when none is left).
+   */
   updateProfile?: Maybe<User>;
 };
 
@@ -112,6 +141,7 @@ export type MutationUpdateProfileArgs = {
   input: UpdateProfileInput;
 };
 
+/** Where a page ends and whether another follows. */
 export type PageInfo = {
   __typename?: 'PageInfo';
   /**
@@ -119,64 +149,95 @@ export type PageInfo = {
    * empty. Cursors are opaque (encrypted): they name a position among the items you may see.
    */
   endCursor?: Maybe<Scalars['String']['output']>;
+  /** Whether another page follows this one. */
   hasNextPage: Scalars['Boolean']['output'];
 };
 
+/** A published post. Reads leave deleted posts out (null in their place, or not listed). */
 export type Post = {
   __typename?: 'Post';
+  /** Who published it. */
   author: User;
+  /** At most 10,000 characters. */
   body: Scalars['String']['output'];
-  /** Like and favourite counts, eventually consistent: they include a change about a second after it. */
+  /**
+   * Like and favourite counts, eventually consistent: they include a change about a second after it.
+   * They count private likes too, so they can exceed what `likers` shows.
+   */
   counts: PostCounts;
+  /** When it was published. */
   createdAt: Scalars['DateTime']['output'];
+  /** The post's id: a positive integer as a decimal string. */
   id: Scalars['ID']['output'];
   /**
    * Who liked (or favourited) this post, newest first. Users whose likes are private are left
-   * out for everyone but themselves. Follows the facts within the persister's lag.
+   * out for everyone but themselves. Follows the facts within the persister's lag. Each page
+   * takes a `listPages` token (RATE_LIMITED when none is left).
    */
   likers: UserConnection;
   /** The viewer's own like and favourite, always current; null without a token. */
   myState?: Maybe<PostViewerState>;
+  /** 1 to 200 characters. */
   title: Scalars['String']['output'];
 };
 
 
+/** A published post. Reads leave deleted posts out (null in their place, or not listed). */
 export type PostLikersArgs = {
   after?: InputMaybe<Scalars['String']['input']>;
   first?: InputMaybe<Scalars['Int']['input']>;
   kind?: InputMaybe<RelationKind>;
 };
 
+/** A page of posts (a Relay connection). */
 export type PostConnection = {
   __typename?: 'PostConnection';
+  /** The posts of this page, at most `first`. */
   edges: Array<PostEdge>;
+  /** Whether more follow, and where to continue. */
   pageInfo: PageInfo;
 };
 
+/** A post's public totals. */
 export type PostCounts = {
   __typename?: 'PostCounts';
   /** Every change acknowledged before this instant is included; null when that is not known. */
   asOf?: Maybe<Scalars['DateTime']['output']>;
+  /** Active favourites, private ones included. */
   favs: Scalars['Int']['output'];
+  /** Active likes, private ones included. */
   likes: Scalars['Int']['output'];
 };
 
+/** A post in a page, with its position. */
 export type PostEdge = {
   __typename?: 'PostEdge';
   /** Opaque; pass it as `after` to continue after this post. */
   cursor: Scalars['String']['output'];
+  /** The post. */
   node: Post;
 };
 
+/** The viewer's own relations to a post. */
 export type PostViewerState = {
   __typename?: 'PostViewerState';
+  /** Whether the viewer has favourited the post. */
   faved: Scalars['Boolean']['output'];
+  /** Whether the viewer likes the post. */
   liked: Scalars['Boolean']['output'];
 };
 
+/**
+ * Reads. None needs a token; what concerns the viewer is null without one. Ids are positive
+ * integers below 2^53 as decimal strings: anything else is BAD_USER_INPUT.
+ */
 export type Query = {
   __typename?: 'Query';
-  /** Every live post, newest first. `first` is 1..100; `after` is an `endCursor` from an earlier page. */
+  /**
+   * Every live post, newest first. `first` is 1..100; `after` is an `endCursor` from an earlier page.
+   * Takes no budget token. A post published or deleted moments ago may take about a second to
+   * appear or disappear.
+   */
   feed: PostConnection;
   /** A post by id; null when it does not exist or was deleted. */
   post?: Maybe<Post>;
@@ -189,114 +250,168 @@ export type Query = {
 };
 
 
+/**
+ * Reads. None needs a token; what concerns the viewer is null without one. Ids are positive
+ * integers below 2^53 as decimal strings: anything else is BAD_USER_INPUT.
+ */
 export type QueryFeedArgs = {
   after?: InputMaybe<Scalars['String']['input']>;
   first?: InputMaybe<Scalars['Int']['input']>;
 };
 
 
+/**
+ * Reads. None needs a token; what concerns the viewer is null without one. Ids are positive
+ * integers below 2^53 as decimal strings: anything else is BAD_USER_INPUT.
+ */
 export type QueryPostArgs = {
   id: Scalars['ID']['input'];
 };
 
 
+/**
+ * Reads. None needs a token; what concerns the viewer is null without one. Ids are positive
+ * integers below 2^53 as decimal strings: anything else is BAD_USER_INPUT.
+ */
 export type QueryPostsArgs = {
   ids: Array<Scalars['ID']['input']>;
 };
 
 
+/**
+ * Reads. None needs a token; what concerns the viewer is null without one. Ids are positive
+ * integers below 2^53 as decimal strings: anything else is BAD_USER_INPUT.
+ */
 export type QueryUserArgs = {
   id: Scalars['ID']['input'];
 };
 
+/** A user's relation to a post: a like or a favourite, independent of each other. */
 export type RelationKind =
+  /** A favourite: counted in `favs`, listed in `likers(kind: FAV)` and `likedPosts(kind: FAV)`. */
   | 'FAV'
+  /** A like: counted in `likes`, listed in `likers` and `likedPosts`. */
   | 'LIKE';
 
+/** What `setFollowRelation` should make true. */
 export type SetFollowRelationInput = {
+  /** The state you want: true = following, false = not. */
   active: Scalars['Boolean']['input'];
-  /** 1 to 255 characters, unique per user action. */
+  /**
+   * 1 to 255 characters, not blank, unique per user action (else BAD_USER_INPUT). Reused
+   * within 24 h for a different request (another user or state) it is CONFLICT.
+   */
   idempotencyKey?: InputMaybe<Scalars['String']['input']>;
+  /** The user to follow: a user id (BAD_USER_INPUT when malformed or your own; NOT_FOUND when unknown). */
   userId: Scalars['ID']['input'];
 };
 
+/** What `setLikeRelation` should make true. */
 export type SetLikeRelationInput = {
   /** The state you want: true = liked (or favourited), false = not. */
   active: Scalars['Boolean']['input'];
-  /** 1 to 255 characters, unique per user action (e.g. a UUID made when the user tapped). */
+  /**
+   * 1 to 255 characters, not blank, unique per user action (e.g. a UUID made when the user
+   * tapped; else BAD_USER_INPUT). Reused within 24 h for a different request (another post,
+   * kind or state) it is CONFLICT.
+   */
   idempotencyKey?: InputMaybe<Scalars['String']['input']>;
+  /** A like (the default) or a favourite. */
   kind?: InputMaybe<RelationKind>;
+  /** The post: a post id (BAD_USER_INPUT when malformed; NOT_FOUND when missing or deleted). */
   postId: Scalars['ID']['input'];
 };
 
+/** The profile settings `updateProfile` changes; a field left out (or null) keeps its value. */
 export type UpdateProfileInput = {
   /** Whether others may see the posts you liked or favourited, and you among a post's likers. */
   likesPublic?: InputMaybe<Scalars['Boolean']['input']>;
 };
 
+/** A user. Users come from tokens: one is created on its first authenticated request. */
 export type User = {
   __typename?: 'User';
   /** Followings, followers, posts, likes and favourites received. */
   counts: UserCounts;
+  /** When the user was first seen. */
   createdAt: Scalars['DateTime']['output'];
   /** Whether the viewer follows this user, always current; null without a token. */
   followedByViewer?: Maybe<Scalars['Boolean']['output']>;
-  /** Users following this user, newest first. */
+  /** Users following this user, newest first. Each page takes a `listPages` token (RATE_LIMITED when none is left). */
   followers: UserConnection;
-  /** Users this user follows, newest first. */
+  /** Users this user follows, newest first. Each page takes a `listPages` token (RATE_LIMITED when none is left). */
   following: UserConnection;
+  /** The user's id (the token's `sub`): a positive integer as a decimal string. */
   id: Scalars['ID']['output'];
   /**
    * Posts this user liked (or favourited), newest first. Visible to the user; to others only
-   * when the user made their likes public (else FORBIDDEN). Deleted posts never appear.
+   * when the user made their likes public (else FORBIDDEN). Deleted posts never appear. Each
+   * page takes a `listPages` token (RATE_LIMITED when none is left).
    */
   likedPosts: PostConnection;
-  /** Whether this user's likes and favourites are visible to others. */
+  /** Whether this user's likes and favourites are visible to others (false until they change it). */
   likesPublic: Scalars['Boolean']['output'];
-  /** Display name from the token's `name` claim, if any was ever given. */
+  /**
+   * Display name from the token's `name` claim, if any was ever given (the latest one: trimmed,
+   * at most 200 characters).
+   */
   name?: Maybe<Scalars['String']['output']>;
 };
 
 
+/** A user. Users come from tokens: one is created on its first authenticated request. */
 export type UserFollowersArgs = {
   after?: InputMaybe<Scalars['String']['input']>;
   first?: InputMaybe<Scalars['Int']['input']>;
 };
 
 
+/** A user. Users come from tokens: one is created on its first authenticated request. */
 export type UserFollowingArgs = {
   after?: InputMaybe<Scalars['String']['input']>;
   first?: InputMaybe<Scalars['Int']['input']>;
 };
 
 
+/** A user. Users come from tokens: one is created on its first authenticated request. */
 export type UserLikedPostsArgs = {
   after?: InputMaybe<Scalars['String']['input']>;
   first?: InputMaybe<Scalars['Int']['input']>;
   kind?: InputMaybe<RelationKind>;
 };
 
+/** A page of users (a Relay connection). */
 export type UserConnection = {
   __typename?: 'UserConnection';
+  /** The users of this page, at most `first`. */
   edges: Array<UserEdge>;
+  /** Whether more follow, and where to continue. */
   pageInfo: PageInfo;
 };
 
+/** A user's public totals, eventually consistent like a post's counts. */
 export type UserCounts = {
   __typename?: 'UserCounts';
   /** Every change acknowledged before this instant is included; null when that is not known. */
   asOf?: Maybe<Scalars['DateTime']['output']>;
+  /** Active favourites on this user's posts, private ones included. */
   favsReceived: Scalars['Int']['output'];
+  /** Users following this user. */
   followers: Scalars['Int']['output'];
+  /** Users this user follows. */
   followings: Scalars['Int']['output'];
+  /** Active likes on this user's posts, private ones included. */
   likesReceived: Scalars['Int']['output'];
+  /** Live posts this user published. */
   posts: Scalars['Int']['output'];
 };
 
+/** A user in a page, with its position. */
 export type UserEdge = {
   __typename?: 'UserEdge';
   /** Opaque; pass it as `after` to continue after this user. */
   cursor: Scalars['String']['output'];
+  /** The user. */
   node: User;
 };
 
