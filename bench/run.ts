@@ -11,15 +11,15 @@ import { projectPath } from '../src/paths.js';
 import { createBenchEnv } from './lib/env.js';
 import { machineInfo } from './lib/machine.js';
 import { nodeBinaries } from './lib/nodeBinaries.js';
-import { formatTable, meetsTarget, writeResults, type Ratio } from './lib/report.js';
-import { FEED_POSTS, LIKE_TARGET_POSTS, USERS, seedWorld } from './lib/seed.js';
+import { formatTable, meetsTarget, type Ratio, writeResults } from './lib/report.js';
+import { FEED_POSTS, LIKE_TARGET_POSTS, seedWorld, USERS } from './lib/seed.js';
 import { FEED_CONNECTIONS, FEED_ROUNDS, FEED_SERVERS, PAGES, runFeedScenario } from './scenarios/feed.js';
 import { feedRatios, feedRows } from './scenarios/feedReport.js';
 import { runLikeScenario } from './scenarios/likes.js';
 import { likeRatios, likeRows } from './scenarios/likesReport.js';
 import { memoryDb, runMemoryScenario } from './scenarios/memory.js';
 import { memoryRatios, memoryTable } from './scenarios/memoryReport.js';
-import { RUNTIME_PAGES, runRuntimeScenario, runtimeRatios, runtimeRows, type RuntimeRun } from './scenarios/runtimes.js';
+import { RUNTIME_PAGES, type RuntimeRun, runRuntimeScenario, runtimeRatios, runtimeRows } from './scenarios/runtimes.js';
 
 const durationS = Number(process.env.BENCH_DURATION_S ?? 6);
 const warmupS = Math.min(2, durationS);

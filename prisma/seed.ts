@@ -6,13 +6,13 @@ import { loadConfig } from '../src/config.js';
 import { createPostCounters } from '../src/counters/postCounters.js';
 import { createUserCounters } from '../src/counters/userCounters.js';
 import { createDb, type Db } from '../src/db/client.js';
+import { createFactStore } from '../src/db/facts.js';
 import { createUserCounterStore } from '../src/db/userCounters.js';
 import { createLogger } from '../src/log.js';
 import { createRedis } from '../src/redis/client.js';
 import { checkDeployment } from '../src/redis/deployment.js';
-import { createFactStore } from '../src/db/facts.js';
 import { createKeys, type Keys } from '../src/redis/keys.js';
-import { withScripts, type ScriptedRedis } from '../src/redis/scripts.js';
+import { type ScriptedRedis, withScripts } from '../src/redis/scripts.js';
 import { createRelationStore } from '../src/relations/relationStore.js';
 import { random, shuffled } from './random.js';
 

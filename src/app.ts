@@ -1,36 +1,37 @@
 // Wires one Tally process: stores, GraphQL over HTTP, and (by ROLE) the background workers
 // (event aggregator, flush jobs). `stop` undoes `start` in reverse order.
+
 import type { AddressInfo } from 'node:net';
 import { createAuth } from './auth/jwt.js';
 import type { Config } from './config.js';
 import { createPostCounters } from './counters/postCounters.js';
 import { createUserCounters } from './counters/userCounters.js';
-import { createUserCounterStore } from './db/userCounters.js';
 import { createDb, type DbOptions } from './db/client.js';
 import { createFeedCache } from './db/feedCache.js';
 import { createPostCache } from './db/postCache.js';
 import { createPostStore } from './db/posts.js';
 import { createRelationLists } from './db/relationLists.js';
+import { createUserCounterStore } from './db/userCounters.js';
 import { createUserStore } from './db/users.js';
+import { POST } from './domain/entities.js';
+import { createEventLogs } from './events/eventLog.js';
 import { createApollo } from './graphql/apollo.js';
-import { createPersistedQueryStore } from './graphql/persistedQueries.js';
 import { createContextFactory } from './graphql/context.js';
 import { createCursorCodec } from './graphql/cursor.js';
+import { createPersistedQueryStore } from './graphql/persistedQueries.js';
 import type { Services } from './graphql/services.js';
 import { createHttpServer } from './http/server.js';
-import { createEventLogs } from './events/eventLog.js';
+import { createRebuildRequests } from './jobs/rebuildJobs.js';
+import { createRateLimiter } from './limits/rateLimiter.js';
 import { createLogger } from './log.js';
 import { createMetrics } from './metrics.js';
+import { createDurableReads } from './recovery/durableReads.js';
+import { createRecoveryServices } from './recovery/recoveryServices.js';
 import { createRedis } from './redis/client.js';
 import { checkDeployment } from './redis/deployment.js';
 import { createKeys } from './redis/keys.js';
 import { trackRoundTrips } from './redis/roundTrips.js';
 import { withScripts } from './redis/scripts.js';
-import { createRebuildRequests } from './jobs/rebuildJobs.js';
-import { createDurableReads } from './recovery/durableReads.js';
-import { createRecoveryServices } from './recovery/recoveryServices.js';
-import { POST } from './relations/kinds.js';
-import { createRateLimiter } from './limits/rateLimiter.js';
 import { createRelationStore } from './relations/relationStore.js';
 import { createWorkers } from './workers.js';
 

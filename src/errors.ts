@@ -1,7 +1,8 @@
 // The closed set of error codes clients can see, and helpers that throw them. Anything
 // else that escapes a resolver is reported as INTERNAL_SERVER_ERROR (see formatError).
-import { GraphQLError, type GraphQLFormattedError } from 'graphql';
+
 import { ApolloServerErrorCode, unwrapResolverError } from '@apollo/server/errors';
+import { GraphQLError, type GraphQLFormattedError } from 'graphql';
 
 export const ErrorCode = {
   BAD_USER_INPUT: 'BAD_USER_INPUT',

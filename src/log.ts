@@ -1,5 +1,5 @@
 // Structured JSON logs (one object per line) for every part of the service.
-import { pino, type Logger } from 'pino';
+import { type Logger, pino } from 'pino';
 import type { Config } from './config.js';
 
 export type { Logger };

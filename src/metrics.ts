@@ -1,6 +1,6 @@
 // Prometheus metrics (`GET /metrics`). Gauges that need Redis are computed at scrape time;
 // counters are incremented where the work happens.
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import type { GroupLag } from './events/types.js';
 
 export interface MetricSources {

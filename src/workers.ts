@@ -4,27 +4,27 @@
 // Redis that lost its data. Its own Redis connections and PostgreSQL pool, so worker traffic
 // never queues behind (or counts as) the API's.
 import type { Config } from './config.js';
-import { createDb } from './db/client.js';
 import { createAggregator } from './counters/aggregator.js';
 import { createFlusher } from './counters/flush.js';
 import { createRebuilder } from './counters/rebuild.js';
 import { createReconciler } from './counters/reconcile.js';
-import { createUserVerifier } from './counters/verifyUsers.js';
 import { createUserCounters } from './counters/userCounters.js';
+import { createUserVerifier } from './counters/verifyUsers.js';
+import { createDb } from './db/client.js';
 import { createFactStore } from './db/facts.js';
-import { createUserCounterStore } from './db/userCounters.js';
 import { createPostStore } from './db/posts.js';
+import { createUserCounterStore } from './db/userCounters.js';
 import { createEventLogs } from './events/eventLog.js';
 import { createFlushJobs } from './jobs/flushJobs.js';
 import { createRebuildRequests, createRebuildWorker } from './jobs/rebuildJobs.js';
 import { createScheduledJobs } from './jobs/scheduledJobs.js';
 import type { Logger } from './log.js';
 import type { Metrics } from './metrics.js';
+import { createRecoveryServices } from './recovery/recoveryServices.js';
+import { createRecoveryWatch } from './recovery/recoveryWatch.js';
 import { createRedis } from './redis/client.js';
 import type { Keys } from './redis/keys.js';
 import { withScripts } from './redis/scripts.js';
-import { createRecoveryServices } from './recovery/recoveryServices.js';
-import { createRecoveryWatch } from './recovery/recoveryWatch.js';
 import { createFactPersister } from './relations/factPersister.js';
 
 export const RECONCILE_QUEUE = 'tally-reconcile';

@@ -4,9 +4,9 @@
 // parse the JSON body, run the query compiled once per document, write the JSON result.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { type DocumentNode, GraphQLError, parse, validate, type ExecutionResult } from 'graphql';
 import { makeExecutableSchema } from '@graphql-tools/schema';
-import { compileQuery, isCompiledQuery, type CompiledQuery } from 'graphql-jit';
+import { type DocumentNode, type ExecutionResult, GraphQLError, parse, validate } from 'graphql';
+import { type CompiledQuery, compileQuery, isCompiledQuery } from 'graphql-jit';
 import { resolvers, typeDefs } from '../../src/graphql/schema.js';
 import { createRequestScope, requestIdFrom } from '../../src/requestScope.js';
 import { startTallyCore } from '../lib/tallyCore.js';

@@ -3,17 +3,20 @@
 // with src/redis/keys.ts), but every field resolves on its own: one SQL query per author,
 // one GET per post's counters and one fact lookup (Tally's hasFacts script) per post per kind
 // for the viewer's state, on a plain ioredis connection (no auto-pipelining) and a plain pg pool.
+
 import { ApolloServer } from '@apollo/server';
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import { createAuth, type Viewer } from '../../src/auth/jwt.js';
-import { decodeSds, SdsField } from '../../src/counters/sds.js';
+import { decodeSds } from '../../src/counters/sds.js';
+import { POST_SLOTS } from '../../src/domain/counters.js';
+import { POST } from '../../src/domain/entities.js';
+import { POST_RELATIONS } from '../../src/domain/relations.js';
+import { typeDefs } from '../../src/graphql/schema.js';
 import { createKeys } from '../../src/redis/keys.js';
 import { withScripts } from '../../src/redis/scripts.js';
-import { METRICS, POST } from '../../src/relations/kinds.js';
 import { serveGraphQL } from '../lib/graphqlHttp.js';
 import { trackRedis } from '../lib/redisStats.js';
-import { typeDefs } from '../../src/graphql/schema.js';
 import { DateTime, feedCursor, feedPosition } from './baselineFeed.js';
 
 interface PostRow {
@@ -37,7 +40,7 @@ export async function startNaiveFeedServer(env: NodeJS.ProcessEnv) {
 
   const hasFact = async (kind: 'LIKE' | 'FAV', postId: number, userId: number) => {
     const post = { type: POST, id: postId };
-    const metric = METRICS[kind].name;
+    const metric = POST_RELATIONS[kind].name;
     const [bit] = await redis.hasFacts(
       keys.chunkIndex(metric, post),
       keys.prefix,
@@ -74,7 +77,7 @@ export async function startNaiveFeedServer(env: NodeJS.ProcessEnv) {
       },
       counts: async (post: PostRow) => {
         const sds = decodeSds(await redis.getBuffer(keys.counters({ type: POST, id: Number(post.id) })));
-        return { likes: sds?.[SdsField.like] ?? 0, favs: sds?.[SdsField.fav] ?? 0, asOf: null };
+        return { likes: sds?.[POST_SLOTS.like] ?? 0, favs: sds?.[POST_SLOTS.fav] ?? 0, asOf: null };
       },
       myState: async (post: PostRow, _: unknown, { viewer }: Context) => {
         if (!viewer) return null;

@@ -4,15 +4,17 @@
 // viewer's own like and fav rows for myState; Apollo Server with its defaults, served by
 // `startStandaloneServer`. No Redis. Its Prisma client is generated from
 // bench/baselines/prisma/schema.prisma (`npm run bench:prisma`).
+
 import { ApolloServer } from '@apollo/server';
 import { startStandaloneServer } from '@apollo/server/standalone';
 import { PrismaPg } from '@prisma/adapter-pg';
 import pg from 'pg';
 import { createAuth, type Viewer } from '../../src/auth/jwt.js';
-import { METRICS, POST } from '../../src/relations/kinds.js';
-import { PrismaClient } from './generated/client.js';
+import { POST } from '../../src/domain/entities.js';
+import { POST_RELATIONS } from '../../src/domain/relations.js';
 import { typeDefs } from '../../src/graphql/schema.js';
 import { DateTime, feedCursor, feedPosition } from './baselineFeed.js';
+import { PrismaClient } from './generated/client.js';
 
 const TABLES = { LIKE: 'bench_feed_likes', FAV: 'bench_feed_favs' } as const;
 
@@ -38,7 +40,7 @@ export async function createFeedRelationTables(databaseUrl: string): Promise<{ l
       const { rowCount } = await client.query(
         `INSERT INTO ${table} (user_id, post_id)
          SELECT user_id, entity_id FROM relation_facts WHERE entity_type = $1 AND kind = $2 AND active`,
-        [POST, METRICS[kind].name],
+        [POST, POST_RELATIONS[kind].name],
       );
       await client.query(`ANALYZE ${table}`);
       rows[kind] = rowCount ?? 0;

@@ -3,7 +3,7 @@
 // database, keys deleted by prefix with SCAN).
 import { randomBytes } from 'node:crypto';
 import { migrate } from '../../src/db/migrate.js';
-import { TEST_REDIS_URL as REDIS_URL, admin, databaseUrl, dropDatabase } from '../../test/support/env.js';
+import { admin, databaseUrl, dropDatabase, TEST_REDIS_URL as REDIS_URL } from '../../test/support/env.js';
 import { countKeys, deleteKeys } from '../../test/support/redis.js';
 
 export const DATABASE_PREFIX = 'tally_bench_';

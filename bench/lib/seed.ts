@@ -1,10 +1,11 @@
 // The bench's data, written through Tally's real write path (user and post stores, counter
 // initialisation, relations.set = the Lua script behind setLikeRelation) and flushed, so
 // the feed reads SDS counters exactly as in production. Deterministic (seeded PRNG).
+
+import { random, shuffled } from '../../prisma/random.js';
 import { createApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
-import type { RelationKind } from '../../src/relations/kinds.js';
-import { random, shuffled } from '../../prisma/random.js';
+import type { PostRelationKind } from '../../src/domain/relations.js';
 
 export const USERS = 1000;
 export const FEED_POSTS = 200;
@@ -60,7 +61,7 @@ export async function seedWorld(env: Record<string, string>): Promise<World> {
     const others = userIds.filter((id) => id !== VIEWER_ID);
     const sample = (k: number) => shuffled(others, rand).slice(0, k);
 
-    const writes: { userId: number; postId: number; authorId: number; kind: RelationKind }[] = [];
+    const writes: { userId: number; postId: number; authorId: number; kind: PostRelationKind }[] = [];
     const expected: World['expected'] = new Map();
     feed.forEach((post, i) => {
       const likers = sample(Math.floor(800 / (ranks[i]! + 1)));

@@ -8,7 +8,7 @@ import { createApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
 import { startNaiveFeedServer } from '../baselines/naiveFeed.js';
 import { startPgLikeServer } from '../baselines/pgLikes.js';
-import { trackRedis, type RedisStats } from './redisStats.js';
+import { type RedisStats, trackRedis } from './redisStats.js';
 
 export type ServerKind = 'tally' | 'apollo-default-feed' | 'naive-feed' | 'prisma-count-feed' | 'jit-feed' | 'pg-likes';
 

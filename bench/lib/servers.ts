@@ -1,8 +1,8 @@
 // Parent side of bench/lib/serverProcess.ts: spawn a server under test in its own Node
 // process and talk to it over IPC.
 import { spawn } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { projectPath } from '../../src/paths.js';
 import type { RedisStats } from './redisStats.js';
 import type { ServerKind } from './serverProcess.js';

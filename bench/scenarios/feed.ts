@@ -7,10 +7,10 @@
 // page before it is timed.
 import { isDeepStrictEqual } from 'node:util';
 import { createFeedRelationTables } from '../baselines/prismaCountFeed.js';
-import { combineRounds, runLoad, gql, type LoadResult } from '../lib/load.js';
+import { combineRounds, gql, type LoadResult, runLoad } from '../lib/load.js';
 import { VIEWER_ID, type World } from '../lib/seed.js';
 import type { ServerKind } from '../lib/serverProcess.js';
-import { startServer, type ServerHandle } from '../lib/servers.js';
+import { type ServerHandle, startServer } from '../lib/servers.js';
 
 export const PAGES = [20, 50] as const;
 export const FEED_CONNECTIONS = 16;

@@ -1,7 +1,7 @@
 // The feed scenario's lines in the bench's table: one row per run, and Tally's throughput
 // against each baseline per page size, with the targets of issue 8 where there is one.
-import { times, type Ratio, type TableRow } from '../lib/report.js';
-import { FEED_SERVERS, PAGES, type FeedRun, type FeedServerId, type PageRoundTrips } from './feed.js';
+import { type Ratio, type TableRow, times } from '../lib/report.js';
+import { FEED_SERVERS, type FeedRun, type FeedServerId, PAGES, type PageRoundTrips } from './feed.js';
 
 /** Tally's req/s over the baseline's must reach these (a: at least 2.5× Apollo's defaults; d: within 80 % of the JIT ceiling). */
 const TARGETS: Partial<Record<FeedServerId, number>> = { a: 2.5, d: 0.8 };

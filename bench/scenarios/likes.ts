@@ -4,14 +4,15 @@
 // same order, same concurrency. Measured per server: throughput and latency, exactness of
 // the final count (must be N), and freshness — how long after its acknowledgement a
 // client's read of the count includes a like (bench/lib/freshness.ts).
-import { createAuth } from '../../src/auth/jwt.js';
+
 import { random, shuffled } from '../../prisma/random.js';
+import { createAuth } from '../../src/auth/jwt.js';
 import { readLikeCounts, resetLikeTables } from '../baselines/pgLikes.js';
-import { FRESHNESS_METHOD, graphqlReader, measureFreshness, startCountPoller, type Freshness } from '../lib/freshness.js';
-import { gql, runLoad, type LoadResult } from '../lib/load.js';
+import { FRESHNESS_METHOD, type Freshness, graphqlReader, measureFreshness, startCountPoller } from '../lib/freshness.js';
+import { gql, type LoadResult, runLoad } from '../lib/load.js';
 import { USERS, type World } from '../lib/seed.js';
 import type { ServerKind } from '../lib/serverProcess.js';
-import { startServer, type ServerHandle } from '../lib/servers.js';
+import { type ServerHandle, startServer } from '../lib/servers.js';
 
 export const LIKE_CONNECTIONS = 32;
 /** How long after the last acknowledgement the count may take to include every like. */

@@ -1,6 +1,6 @@
 // The hot-post scenario's lines in the bench's table: one row per server, and Tally against
 // PostgreSQL with the targets of issue 8 (throughput ≥ 3× on one hot row, freshness p99 ≤ 1 s).
-import { times, type Ratio, type TableRow } from '../lib/report.js';
+import { type Ratio, type TableRow, times } from '../lib/report.js';
 import type { LikeRun } from './likes.js';
 
 const THROUGHPUT_TARGET = 3;

@@ -5,13 +5,16 @@
 // another. Key names are a deployment's (no REDIS_KEY_PREFIX), so the run needs an empty Redis
 // database of its own and empties it again before returning. Fixed seeds: every run measures
 // the same data.
+
 import { Redis } from 'ioredis';
 import { random, shuffled } from '../../prisma/random.js';
-import { SDS_FIELDS, encodeSds } from '../../src/counters/sds.js';
+import { encodeSds } from '../../src/counters/sds.js';
+import { SDS_SLOTS } from '../../src/domain/counters.js';
+import { POST } from '../../src/domain/entities.js';
+import { POST_RELATIONS } from '../../src/domain/relations.js';
 import { createReadiness } from '../../src/recovery/readiness.js';
 import { createKeys, type Keys } from '../../src/redis/keys.js';
-import { withScripts, type ScriptCommands } from '../../src/redis/scripts.js';
-import { METRICS, POST } from '../../src/relations/kinds.js';
+import { type ScriptCommands, withScripts } from '../../src/redis/scripts.js';
 import { createRelationStore } from '../../src/relations/relationStore.js';
 
 /** One Redis server with Tally's scripts defined (SCAN walks one server). */
@@ -21,7 +24,7 @@ type ScriptedServer = Redis & ScriptCommands;
 const PARTITIONS = 16;
 /** The pre-adaptive layout's chunk (schema v1, docs/design.md "Relation storage"). */
 const CHUNK_IDS = 32_768;
-const LIKE = METRICS.LIKE;
+const LIKE = POST_RELATIONS.LIKE;
 /** Entities written, measured and deleted together (bounds the memory the sparse plain bitmaps take). */
 const ENTITY_BATCH = 20;
 /** setFact calls in flight at once (auto-pipelined). */
@@ -220,7 +223,7 @@ async function measureTally(redis: ScriptedServer, set: DataSet): Promise<Layout
     const results = await Promise.all(
       writes
         .slice(i, i + WRITE_BATCH)
-        .map(({ id, userId }) => store.setFact({ userId, entity: post(id), metric: LIKE, authorId: 1, active: true })),
+        .map(({ id, userId }) => store.setFact({ userId, entity: post(id), relation: LIKE, authorId: 1, active: true })),
     );
     changed += results.filter((r) => r.changed).length;
     // The events are not facts and nothing consumes them here: drop them as we go.
@@ -316,11 +319,11 @@ async function measureRelations(redis: ScriptedServer, set: DataSet): Promise<Re
 /** One entity's five counters: plausible magnitudes (reads >> likes >> favs...). */
 function countersOf(rand: () => number): number[] {
   const scale = [20_000, 2_000, 300, 100, 50];
-  return Array.from({ length: SDS_FIELDS }, (_, i) => Math.floor(scale[i]! * rand() ** 3));
+  return Array.from({ length: SDS_SLOTS }, (_, i) => Math.floor(scale[i]! * rand() ** 3));
 }
 
 async function measureEntities(redis: Redis): Promise<EntityMemory[]> {
-  const rand = random(SDS_FIELDS);
+  const rand = random(SDS_SLOTS);
   const ids = Array.from({ length: COUNTED_ENTITIES }, (_, i) => i + 1);
   const counters = ids.map(() => countersOf(rand));
   // Each layout is written, measured and deleted before the next: they may share names.

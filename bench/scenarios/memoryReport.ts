@@ -1,8 +1,8 @@
 // The memory scenario's tables (bytes per relation, bytes per counted entity) and its targets
 // from issue 8: Tally ≤ 10 B per relation on sparse and long-tail data, and never more than
 // the plain bitmap on dense data.
-import { ratioLine, times, type Ratio } from '../lib/report.js';
-import { RELATION_LAYOUTS, type MemoryResults, type RelationLayout } from './memory.js';
+import { type Ratio, ratioLine, times } from '../lib/report.js';
+import { type MemoryResults, RELATION_LAYOUTS, type RelationLayout } from './memory.js';
 
 const BYTES_PER_RELATION_TARGET = 10;
 const bytes = (x: number) => `${x.toFixed(x >= 100 ? 0 : x >= 10 ? 1 : 2)} B`;

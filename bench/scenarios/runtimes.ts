@@ -3,12 +3,12 @@
 // flags, seeded data and request, so only the runtime differs. Every server runs at once and
 // the timed runs go round-robin in FEED_ROUNDS rounds, as in the feed scenario.
 import { isDeepStrictEqual } from 'node:util';
-import { combineRounds, gql, runLoad, type LoadResult } from '../lib/load.js';
+import { combineRounds, gql, type LoadResult, runLoad } from '../lib/load.js';
 import type { NodeBinary } from '../lib/nodeBinaries.js';
-import { times, type Ratio, type TableRow } from '../lib/report.js';
+import { type Ratio, type TableRow, times } from '../lib/report.js';
 import { VIEWER_ID, type World } from '../lib/seed.js';
-import { startServer, type ServerHandle } from '../lib/servers.js';
-import { FEED, FEED_CONNECTIONS, FEED_ROUNDS, checkPage, type FeedEdge } from './feed.js';
+import { type ServerHandle, startServer } from '../lib/servers.js';
+import { checkPage, FEED, FEED_CONNECTIONS, FEED_ROUNDS, type FeedEdge } from './feed.js';
 
 export const RUNTIME_PAGES = [20, 50] as const;
 

@@ -1,6 +1,6 @@
 // Bearer tokens: HS256 JWTs whose `sub` is the user id. A token that is present but wrong
 // is always an error, never a silent fall-back to anonymous.
-import { type JWTPayload, SignJWT, jwtVerify, errors as joseErrors } from 'jose';
+import { type JWTPayload, errors as joseErrors, jwtVerify, SignJWT } from 'jose';
 import { LRUCache } from 'lru-cache';
 import { unauthenticated } from '../errors.js';
 

@@ -1,6 +1,6 @@
 // `npm run replay`: recomputes counters from the event log's history and switches to them.
 import { loadConfig } from '../config.js';
-import { ReplayRefused, createReplay } from '../counters/replay.js';
+import { createReplay, ReplayRefused } from '../counters/replay.js';
 import { createEventLogs } from '../events/eventLog.js';
 import { createLogger } from '../log.js';
 import { createRedis } from '../redis/client.js';

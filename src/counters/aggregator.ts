@@ -2,41 +2,19 @@
 // field, then applied to the partition's aggregation hashes in one Lua call that also
 // records the batch's position, so a redelivered batch is skipped rather than counted twice.
 import type { Logger } from 'pino';
+import { entityName, POST } from '../domain/entities.js';
+import { comparePositions, type EventBatch, type EventLog, type LogEntry, type Subscription } from '../events/types.js';
 import type { Keys } from '../redis/keys.js';
 import type { ScriptedRedis } from '../redis/scripts.js';
-import { POST } from '../relations/kinds.js';
-import { comparePositions, type EventBatch, type EventLog, type LogEntry, type Subscription } from '../events/types.js';
+import { sumByEntity } from './eventSums.js';
 
 export const AGGREGATOR_GROUP = 'counter-agg';
 /** Entities with SDS counters folded from events. (Follows move user counters, which the fact persister keeps.) */
-const COUNTED_TYPES = new Set([POST]);
+const COUNTED_TYPES = new Set<string>([POST]);
 
 const MAX_ATTEMPTS = 8;
 
-interface EntitySum {
-  name: string;
-  firstEvent: string;
-  lastEvent: string;
-  deltas: Map<number, number>;
-}
-
-const entityOf = (entry: LogEntry) => `${entry.event.entityType}:${entry.event.entityId}`;
-
-function sumByEntity(entries: readonly LogEntry[]): EntitySum[] {
-  const sums = new Map<string, EntitySum>();
-  for (const entry of entries) {
-    const { event } = entry;
-    const name = entityOf(entry);
-    let sum = sums.get(name);
-    if (!sum) {
-      sum = { name, firstEvent: event.id, lastEvent: event.id, deltas: new Map() };
-      sums.set(name, sum);
-    }
-    sum.lastEvent = event.id;
-    sum.deltas.set(event.idx, (sum.deltas.get(event.idx) ?? 0) + event.delta);
-  }
-  return [...sums.values()];
-}
+const entityOf = (entry: LogEntry) => entityName({ type: entry.event.entityType, id: entry.event.entityId });
 
 export function createAggregator(deps: { redis: ScriptedRedis; keys: Keys; logger: Logger }) {
   const { redis, keys, logger } = deps;

@@ -1,9 +1,9 @@
 // Folds aggregated deltas into the SDS counters, partition by partition, one bounded Lua
 // call at a time (see lua/foldDirtyCounters-7.lua). Stopping between calls loses nothing:
 // the pass resumes from the `folding` set next time.
+import { POST_RELATION_SLOTS } from '../domain/relations.js';
 import type { Keys } from '../redis/keys.js';
 import type { ScriptedRedis } from '../redis/scripts.js';
-import { POST_FACT_METRICS } from '../relations/kinds.js';
 
 export const FOLD_BATCH = 200;
 
@@ -30,7 +30,7 @@ export function createFlusher(deps: { redis: ScriptedRedis; keys: Keys }) {
       keys.countersPrefix(partition),
       keys.prefix,
       keys.partitionTag(partition),
-      POST_FACT_METRICS,
+      POST_RELATION_SLOTS,
     );
     if (!Array.isArray(reply)) throw new Error(`foldDirtyCounters refused its arguments (code ${reply})`);
     const [folded, remaining, rebuilt] = reply;

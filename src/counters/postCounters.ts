@@ -3,12 +3,14 @@
 // auto-pipelining sends them as one round trip. A missing or malformed SDS is answered
 // from the facts, never as 0; after Redis lost its data, a post not restored yet is not
 // answered here at all (the caller reads PostgreSQL).
+import { POST_SLOTS, SDS_SLOTS } from '../domain/counters.js';
+import { type EntityRef, entityName, POST } from '../domain/entities.js';
+import { POST_RELATIONS } from '../domain/relations.js';
 import { isCluster } from '../redis/client.js';
-import type { EntityRef, Keys } from '../redis/keys.js';
+import type { Keys } from '../redis/keys.js';
 import { commandGroups } from '../redis/partition.js';
 import type { ScriptedRedis } from '../redis/scripts.js';
-import { METRICS, POST } from '../relations/kinds.js';
-import { SDS_FIELDS, SdsField, encodeSds, isSds, sdsField } from './sds.js';
+import { encodeSds, isSds, sdsField } from './sds.js';
 
 export interface PostCounts {
   likes: number;
@@ -23,11 +25,11 @@ export function createPostCounters(deps: { redis: ScriptedRedis; keys: Keys; onM
   async function fromFacts(postId: number): Promise<PostCounts> {
     const post = { type: POST, id: postId };
     const [likes, favs, now] = await redis.countFromFacts(
-      keys.chunkIndex(METRICS.LIKE.name, post),
-      keys.chunkIndex(METRICS.FAV.name, post),
+      keys.chunkIndex(POST_RELATIONS.LIKE.name, post),
+      keys.chunkIndex(POST_RELATIONS.FAV.name, post),
       keys.prefix,
       keys.partitionTag(keys.partitionOf(post)),
-      keys.entityName(post),
+      entityName(post),
     );
     // Facts are current: the count is exact as of the moment Redis read them.
     return { likes, favs, asOf: new Date(now) };
@@ -37,7 +39,7 @@ export function createPostCounters(deps: { redis: ScriptedRedis; keys: Keys; onM
   async function restoredAmong(posts: EntityRef[], partitions: number[], notReady: Set<number>): Promise<Set<number>> {
     const restored = new Set<number>();
     const waiting = posts.map((_, i) => i).filter((i) => notReady.has(partitions[i]!));
-    const answers = await Promise.all(waiting.map((i) => redis.sismember(keys.restored(partitions[i]!), keys.entityName(posts[i]!))));
+    const answers = await Promise.all(waiting.map((i) => redis.sismember(keys.restored(partitions[i]!), entityName(posts[i]!))));
     waiting.forEach((i, k) => {
       if (answers[k] === 1) restored.add(i);
     });
@@ -50,7 +52,7 @@ export function createPostCounters(deps: { redis: ScriptedRedis; keys: Keys; onM
      * never overwrites counters that exist.
      */
     async initialize(postId: number): Promise<void> {
-      await redis.set(keys.counters({ type: POST, id: postId }), encodeSds(new Array(SDS_FIELDS).fill(0)), 'NX');
+      await redis.set(keys.counters({ type: POST, id: postId }), encodeSds(new Array(SDS_SLOTS).fill(0)), 'NX');
     },
 
     /**
@@ -93,7 +95,7 @@ export function createPostCounters(deps: { redis: ScriptedRedis; keys: Keys; onM
           asOf[i] = null;
         }
         const sds = raw[i] ?? null;
-        if (isSds(sds)) return { likes: sdsField(sds, SdsField.like), favs: sdsField(sds, SdsField.fav), asOf: asOf[i] ?? null };
+        if (isSds(sds)) return { likes: sdsField(sds, POST_SLOTS.like), favs: sdsField(sds, POST_SLOTS.fav), asOf: asOf[i] ?? null };
         deps.onMissing?.(post.id);
         return fromFacts(post.id);
       });

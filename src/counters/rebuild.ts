@@ -1,9 +1,11 @@
 // Online rebuild of one entity's counters from its facts, under a lock and a rate limit.
 // The steps are exported one by one so the job worker (and its crash test) compose them.
+
 import { randomUUID } from 'node:crypto';
-import type { EntityRef, Keys } from '../redis/keys.js';
+import { type EntityRef, entityName } from '../domain/entities.js';
+import { POST_RELATION_SLOTS } from '../domain/relations.js';
+import type { Keys } from '../redis/keys.js';
 import type { ScriptedRedis } from '../redis/scripts.js';
-import { POST_FACT_METRICS } from '../relations/kinds.js';
 
 export const REBUILDS_PER_WINDOW = 3;
 export const REBUILD_WINDOW_MS = 10_000;
@@ -40,10 +42,10 @@ export function createRebuilder(deps: { redis: ScriptedRedis; keys: Keys; lockMs
         keys.aggState(partition),
         keys.outbox(partition),
         keys.rebuilt(partition),
-        keys.entityName(entity),
+        entityName(entity),
         keys.prefix,
         keys.partitionTag(partition),
-        POST_FACT_METRICS,
+        POST_RELATION_SLOTS,
       );
       return { counters: reply.slice(0, 5) as number[], watermark: reply[5] || null };
     },

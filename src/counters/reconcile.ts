@@ -2,16 +2,18 @@
 // (SDS) with the bitmaps and the bitmaps with PostgreSQL. Counter drift is repaired through
 // the rebuild job; fact drift (Redis and PostgreSQL disagree on who liked what) is reported:
 // which side is right is an operator's call (`npm run recover` makes Redis follow PostgreSQL).
+
 import type { FactStore } from '../db/facts.js';
 import type { PostStore } from '../db/posts.js';
+import { type EntityRef, POST } from '../domain/entities.js';
+import { POST_RELATION_SLOTS, POST_RELATIONS } from '../domain/relations.js';
 import { decodeOutboxEntry } from '../events/outboxCodec.js';
 import type { EventLog } from '../events/types.js';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
-import type { EntityRef, Keys } from '../redis/keys.js';
+import type { Keys } from '../redis/keys.js';
 import type { ScriptedRedis } from '../redis/scripts.js';
 import { PERSISTER_GROUP } from '../relations/factPersister.js';
-import { METRICS, POST, POST_FACT_METRICS } from '../relations/kinds.js';
 
 const RECENT_PER_PARTITION = 200;
 const IN_FLIGHT_SCAN_LIMIT = 5000;
@@ -47,7 +49,7 @@ export interface ReconcilerDeps {
 
 export function createReconciler(deps: ReconcilerDeps) {
   const { redis, keys } = deps;
-  const metricOrder = [METRICS.LIKE.name, METRICS.FAV.name];
+  const metricOrder = [POST_RELATIONS.LIKE.name, POST_RELATIONS.FAV.name];
 
   /** Posts with events in the newest outbox entries, and a random sample of live posts. */
   async function candidates(): Promise<number[]> {
@@ -77,7 +79,7 @@ export function createReconciler(deps: ReconcilerDeps) {
       postId,
       keys.prefix,
       keys.partitionTag(p),
-      POST_FACT_METRICS,
+      POST_RELATION_SLOTS,
       IN_FLIGHT_SCAN_LIMIT,
     );
     if (reply[0] !== 1) return null;

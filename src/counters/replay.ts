@@ -6,6 +6,7 @@
 import { comparePositions, type EventLog, type LogEntry } from '../events/types.js';
 import type { Keys } from '../redis/keys.js';
 import type { ScriptedRedis } from '../redis/scripts.js';
+import { sumByEntity } from './eventSums.js';
 
 const SWITCH_BATCH = 500;
 /** Sums of an interrupted replay expire on their own. */
@@ -35,18 +36,11 @@ export function createReplay(deps: { redis: ScriptedRedis; keys: Keys; eventLog:
 
   /** Sums one page of a partition's history into the fresh keys. */
   async function addToSums(p: number, entries: LogEntry[]) {
-    const sums = new Map<string, Map<number, number>>();
-    for (const { event } of entries) {
-      const entity = `${event.entityType}:${event.entityId}`;
-      const fields = sums.get(entity) ?? new Map<number, number>();
-      fields.set(event.idx, (fields.get(event.idx) ?? 0) + event.delta);
-      sums.set(entity, fields);
-    }
     const writes: Promise<unknown>[] = [];
-    for (const [entity, fields] of sums) {
-      const key = keys.replayedPrefix(p) + entity;
-      writes.push(redis.sadd(keys.replayedEntities(p), entity));
-      for (const [idx, delta] of fields) writes.push(redis.hincrby(key, String(idx), delta));
+    for (const { name, deltas } of sumByEntity(entries)) {
+      const key = keys.replayedPrefix(p) + name;
+      writes.push(redis.sadd(keys.replayedEntities(p), name));
+      for (const [slot, delta] of deltas) writes.push(redis.hincrby(key, String(slot), delta));
       writes.push(redis.expire(key, SUMS_TTL_S));
     }
     await Promise.all(writes);

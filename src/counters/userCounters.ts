@@ -2,24 +2,19 @@
 // rows in PostgreSQL (src/db/userCounters.ts), written with the row's version so a stale
 // write never wins. A page's users cost one round trip (every SDS plus the asOf); users
 // missing from the cache cost one SQL query and are cached again.
-import type { UserCountRow, UserCountValues, UserCounterStore } from '../db/userCounters.js';
-import { ZERO_COUNTS } from '../db/userCounters.js';
+
+import type { UserCounterStore, UserCountRow } from '../db/userCounters.js';
+import { USER_COUNTERS, type UserCounterValues, ZERO_USER_COUNTERS } from '../domain/counters.js';
 import type { Keys } from '../redis/keys.js';
 import type { ScriptedRedis } from '../redis/scripts.js';
 import { decodeSds } from './sds.js';
 
-export interface UserCounts extends UserCountValues {
+export interface UserCounts extends UserCounterValues {
   /** Every change acknowledged before this instant is included; null when not known yet. */
   asOf: Date | null;
 }
 
-const fromSds = (v: number[]): UserCountValues => ({
-  followings: v[0]!,
-  followers: v[1]!,
-  posts: v[2]!,
-  likesReceived: v[3]!,
-  favsReceived: v[4]!,
-});
+const fromSds = (v: number[]) => Object.fromEntries(USER_COUNTERS.map((field, slot) => [field, v[slot]!])) as UserCounterValues;
 
 export function createUserCounters(deps: { redis: ScriptedRedis; keys: Keys; store: UserCounterStore }) {
   const { redis, keys, store } = deps;
@@ -32,11 +27,7 @@ export function createUserCounters(deps: { redis: ScriptedRedis; keys: Keys; sto
           keys.userCounters(r.userId),
           keys.userCountersVersion(r.userId),
           String(r.version),
-          r.followings,
-          r.followers,
-          r.posts,
-          r.likesReceived,
-          r.favsReceived,
+          ...USER_COUNTERS.map((field) => r[field]),
           options.repair ? '1' : '0',
         ),
       ),
@@ -65,13 +56,13 @@ export function createUserCounters(deps: { redis: ScriptedRedis; keys: Keys; sto
       // Users without a row have counted nothing yet: cache zeros at version 0.
       const rows = [
         ...found,
-        ...missing.filter((id) => !found.some((r) => r.userId === id)).map((userId) => ({ userId, ...ZERO_COUNTS, version: 0n })),
+        ...missing.filter((id) => !found.some((r) => r.userId === id)).map((userId) => ({ userId, ...ZERO_USER_COUNTERS, version: 0n })),
       ];
       if (rows.length > 0) await cache(rows);
       const byId = new Map(rows.map((r) => [r.userId, r]));
       return userIds.map((id, i) => {
         const sds = values[i];
-        return { ...(sds ? fromSds(sds) : (byId.get(id) ?? ZERO_COUNTS)), asOf };
+        return { ...(sds ? fromSds(sds) : (byId.get(id) ?? ZERO_USER_COUNTERS)), asOf };
       });
     },
 

@@ -2,13 +2,14 @@
 // those in recent events plus random ones — and checks (1) the stored counters against the
 // base tables, from one snapshot, repairing drift through the rebuild job, and (2) the Redis
 // cache against the stored row, by version, re-caching what is stale or wrong.
-import type { UserCountRow, UserCounterStore } from '../db/userCounters.js';
+
+import type { UserCounterStore, UserCountRow } from '../db/userCounters.js';
+import { type EntityRef, USER } from '../domain/entities.js';
 import { decodeOutboxEntry } from '../events/outboxCodec.js';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
-import type { EntityRef, Keys } from '../redis/keys.js';
+import type { Keys } from '../redis/keys.js';
 import type { ScriptedRedis } from '../redis/scripts.js';
-import { USER } from '../relations/follows.js';
 import { decodeSds } from './sds.js';
 import type { UserCounters } from './userCounters.js';
 

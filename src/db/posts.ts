@@ -1,7 +1,9 @@
 // Posts in PostgreSQL. Deletion is soft: a deleted post keeps its row (facts and counters
 // may still point at it) but disappears from every read.
+
+import { ZERO_USER_COUNTERS } from '../domain/counters.js';
 import type { Db } from './client.js';
-import { addUserCounts, ZERO_COUNTS, type UserCountRow } from './userCounters.js';
+import { addUserCounts, type UserCountRow } from './userCounters.js';
 import { toUser, type UserModel } from './users.js';
 
 export interface PostModel {
@@ -44,7 +46,7 @@ export function createPostStore(db: Db) {
     async create(authorId: number, title: string, body: string): Promise<{ post: PostModel; counters: UserCountRow[] }> {
       return db.$transaction(async (tx) => {
         const post = toPost(await tx.post.create({ data: { authorId, title, body } }));
-        const counters = await addUserCounts(tx, new Map([[authorId, { ...ZERO_COUNTS, posts: 1 }]]));
+        const counters = await addUserCounts(tx, new Map([[authorId, { ...ZERO_USER_COUNTERS, posts: 1 }]]));
         return { post, counters };
       });
     },
@@ -55,7 +57,7 @@ export function createPostStore(db: Db) {
         const [row] = await tx.post.updateManyAndReturn({ where: { id, ...LIVE }, data: { deletedAt: new Date() } });
         if (!row) return null;
         const post = toPost(row);
-        const counters = await addUserCounts(tx, new Map([[post.authorId, { ...ZERO_COUNTS, posts: -1 }]]));
+        const counters = await addUserCounts(tx, new Map([[post.authorId, { ...ZERO_USER_COUNTERS, posts: -1 }]]));
         return { post, counters };
       });
     },

@@ -5,8 +5,9 @@
 // What a viewer may not see (a private liker, a deleted post) is left out in the query
 // itself, so a page and its cursors are made of visible rows only: nothing on a page, not
 // its length, its end or its cursor, depends on a row the viewer may not see.
-import { Prisma } from './generated/client.js';
+
 import type { Db } from './client.js';
+import { Prisma } from './generated/client.js';
 
 /** A position in a list: the fact's time and the id of the other side. */
 export interface ListPosition {

@@ -1,21 +1,15 @@
 // Users' counters in PostgreSQL: changed by deltas inside the transactions that change what
 // they count, and recomputable from the base tables (relation facts, posts) under a row lock.
+
+import { type UserCounterValues, ZERO_USER_COUNTERS } from '../domain/counters.js';
+import { POST, USER } from '../domain/entities.js';
+import { FAV, FOLLOW, LIKE } from '../domain/relations.js';
 import type { Db } from './client.js';
 
-export interface UserCountValues {
-  followings: number;
-  followers: number;
-  posts: number;
-  likesReceived: number;
-  favsReceived: number;
-}
-
-export interface UserCountRow extends UserCountValues {
+export interface UserCountRow extends UserCounterValues {
   userId: number;
   version: bigint;
 }
-
-export const ZERO_COUNTS: UserCountValues = { followings: 0, followers: 0, posts: 0, likesReceived: 0, favsReceived: 0 };
 
 /** A client or an interactive transaction. */
 type Sql = Pick<Db, '$queryRaw'>;
@@ -41,10 +35,10 @@ const toRow = (r: RawRow): UserCountRow => ({
 });
 
 /** Adds deltas (in user id order, so concurrent transactions cannot deadlock); returns the new rows. */
-export async function addUserCounts(sql: Sql, deltas: Map<number, UserCountValues>): Promise<UserCountRow[]> {
+export async function addUserCounts(sql: Sql, deltas: Map<number, UserCounterValues>): Promise<UserCountRow[]> {
   const ids = [...deltas.keys()].sort((a, b) => a - b);
   if (ids.length === 0) return [];
-  const column = (pick: (d: UserCountValues) => number) => ids.map((id) => pick(deltas.get(id)!));
+  const column = (pick: (d: UserCounterValues) => number) => ids.map((id) => pick(deltas.get(id)!));
   const rows = await sql.$queryRaw<RawRow[]>`
     INSERT INTO user_counters (user_id, followings, followers, posts, likes_received, favs_received)
     SELECT * FROM unnest(
@@ -64,16 +58,17 @@ export async function addUserCounts(sql: Sql, deltas: Map<number, UserCountValue
 }
 
 /** The counts as the base tables say now (what the stored counters must equal). */
-async function fromBaseTables(sql: Sql, userIds: readonly number[]): Promise<Map<number, UserCountValues>> {
+async function fromBaseTables(sql: Sql, userIds: readonly number[]): Promise<Map<number, UserCounterValues>> {
   const rows = await sql.$queryRaw<Omit<RawRow, 'version'>[]>`
     SELECT u.id AS user_id,
-      (SELECT count(*) FROM relation_facts f WHERE f.user_id = u.id AND f.kind = 'follow' AND f.active)::int AS followings,
-      (SELECT count(*) FROM relation_facts f WHERE f.entity_type = 'user' AND f.entity_id = u.id AND f.kind = 'follow' AND f.active)::int AS followers,
+      (SELECT count(*) FROM relation_facts f WHERE f.user_id = u.id AND f.kind = ${FOLLOW.name} AND f.active)::int AS followings,
+      (SELECT count(*) FROM relation_facts f
+         WHERE f.entity_type = ${USER} AND f.entity_id = u.id AND f.kind = ${FOLLOW.name} AND f.active)::int AS followers,
       (SELECT count(*) FROM posts p WHERE p.author_id = u.id AND p.deleted_at IS NULL)::int AS posts,
       (SELECT count(*) FROM relation_facts f JOIN posts p ON p.id = f.entity_id
-         WHERE f.entity_type = 'post' AND p.author_id = u.id AND f.kind = 'like' AND f.active)::int AS likes_received,
+         WHERE f.entity_type = ${POST} AND p.author_id = u.id AND f.kind = ${LIKE.name} AND f.active)::int AS likes_received,
       (SELECT count(*) FROM relation_facts f JOIN posts p ON p.id = f.entity_id
-         WHERE f.entity_type = 'post' AND p.author_id = u.id AND f.kind = 'fav' AND f.active)::int AS favs_received
+         WHERE f.entity_type = ${POST} AND p.author_id = u.id AND f.kind = ${FAV.name} AND f.active)::int AS favs_received
     FROM unnest(${userIds.map(String)}::bigint[]) AS u(id)`;
   return new Map(
     rows.map((r) => [
@@ -98,7 +93,7 @@ export function createUserCounterStore(db: Db) {
      * The stored counters and the base tables' counts, from one snapshot: the transactions
      * that change them change both at once, so any difference here is real drift.
      */
-    async snapshot(userIds: readonly number[]): Promise<{ stored: UserCountRow[]; actual: Map<number, UserCountValues> }> {
+    async snapshot(userIds: readonly number[]): Promise<{ stored: UserCountRow[]; actual: Map<number, UserCounterValues> }> {
       return db.$transaction(
         async (tx) => {
           const stored = await tx.$queryRaw<RawRow[]>`
@@ -138,7 +133,7 @@ export function createUserCounterStore(db: Db) {
       return db.$transaction(async (tx) => {
         await tx.$executeRaw`INSERT INTO user_counters (user_id) VALUES (${userId}) ON CONFLICT DO NOTHING`;
         await tx.$queryRaw`SELECT 1 FROM user_counters WHERE user_id = ${userId} FOR UPDATE`;
-        const counts = (await fromBaseTables(tx, [userId])).get(userId) ?? ZERO_COUNTS;
+        const counts = (await fromBaseTables(tx, [userId])).get(userId) ?? ZERO_USER_COUNTERS;
         const [row] = await tx.$queryRaw<RawRow[]>`
           UPDATE user_counters SET followings = ${counts.followings}, followers = ${counts.followers}, posts = ${counts.posts},
             likes_received = ${counts.likesReceived}, favs_received = ${counts.favsReceived}, version = version + 1, updated_at = now()

@@ -1,7 +1,7 @@
 // Keeps an outbox stream bounded: entries every consumer group has acknowledged, and that
 // are older than the retention window (kept for replay), are trimmed. An entry some group
 // has not consumed yet is never removed.
-import type { Redis, Cluster } from 'ioredis';
+import type { Cluster, Redis } from 'ioredis';
 import { callOnKey } from '../redis/keyedCommand.js';
 import { comparePositions } from './types.js';
 

@@ -1,17 +1,19 @@
 // The event log port. Adapters (Redis Streams now, Kafka later) deliver ordered batches per
 // partition, at least once; a batch is acknowledged only after its handler resolved, so
 // handlers must be idempotent (the aggregator records applied positions for that).
+import type { EntityType } from '../domain/entities.js';
 
 /** A change of one fact, emitted only when the fact really changed. */
 export interface CounterEvent {
   /** Outbox stream id ("<ms>-<seq>"): unique, ordered within its partition, the event's version. */
   id: string;
   partition: number;
-  entityType: string;
+  entityType: EntityType;
   entityId: number;
-  metric: string;
-  /** Field of the entity's SDS counters this event moves. */
-  idx: number;
+  /** The relation's name (src/domain/relations.ts). */
+  relation: string;
+  /** The entity's SDS slot this event moves (src/domain/counters.ts). */
+  slot: number;
   userId: number;
   authorId: number;
   delta: 1 | -1;

@@ -1,11 +1,11 @@
 // The Apollo Server instance: schema, error policy and plugins. HTTP is wired in src/http/.
 import { ApolloServer } from '@apollo/server';
-import type { KeyValueCache } from '@apollo/utils.keyvaluecache';
 import {
   ApolloServerPluginCacheControlDisabled,
   ApolloServerPluginLandingPageDisabled,
   ApolloServerPluginUsageReportingDisabled,
 } from '@apollo/server/plugin/disabled';
+import type { KeyValueCache } from '@apollo/utils.keyvaluecache';
 import { makeExecutableSchema } from '@graphql-tools/schema';
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';

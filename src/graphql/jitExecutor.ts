@@ -7,7 +7,7 @@
 // serves our own schema and runs the compiled queries; parsing, validation (with the
 // document limits), persisted queries, error formatting and the plugins stay Apollo's.
 import type { GatewayExecutor, GatewayInterface } from '@apollo/server-gateway-interface';
-import { GraphQLError, getVariableValues, type GraphQLSchema, printSchema, type SourceLocation } from 'graphql';
+import { GraphQLError, type GraphQLSchema, getVariableValues, printSchema, type SourceLocation } from 'graphql';
 import { type CompiledQuery, compileQuery, isCompiledQuery } from 'graphql-jit';
 import { LRUCache } from 'lru-cache';
 import { ErrorCode } from '../errors.js';

@@ -7,8 +7,8 @@ import type { PostCounts } from '../counters/postCounters.js';
 import type { UserCounts } from '../counters/userCounters.js';
 import type { Client } from '../limits/rateLimiter.js';
 import type { ViewerState } from '../relations/relationStore.js';
-import type { Services } from './services.js';
 import type { PostModel, UserModel } from './models.js';
+import type { Services } from './services.js';
 
 /** Orders `rows` like `ids`, with null for ids that have no row (DataLoader's contract). */
 export function inKeyOrder<T extends { id: number }>(ids: readonly number[], rows: readonly T[]): (T | null)[] {

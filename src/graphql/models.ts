@@ -1,6 +1,7 @@
 // What resolvers pass around for each GraphQL object type (codegen `mappers`).
 export type { PostModel } from '../db/posts.js';
 export type { UserModel } from '../db/users.js';
+
 import type { PostModel } from '../db/posts.js';
 import type { UserModel } from '../db/users.js';
 import type { Page } from './connection.js';

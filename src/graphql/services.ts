@@ -7,8 +7,8 @@ import type { PostCache } from '../db/postCache.js';
 import type { PostStore } from '../db/posts.js';
 import type { RelationLists } from '../db/relationLists.js';
 import type { UserStore } from '../db/users.js';
-import type { DurableReads } from '../recovery/durableReads.js';
 import type { RateLimiter } from '../limits/rateLimiter.js';
+import type { DurableReads } from '../recovery/durableReads.js';
 import type { RelationStore } from '../relations/relationStore.js';
 import type { CursorCodec } from './cursor.js';
 

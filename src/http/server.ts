@@ -6,13 +6,13 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { HeaderMap } from '@apollo/server';
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
+import { ErrorCode } from '../errors.js';
 import type { Apollo } from '../graphql/apollo.js';
 import type { GraphQLContext } from '../graphql/context.js';
-import { ErrorCode } from '../errors.js';
-import { GRAPHIQL_ASSET_PREFIX, prefersHtml, sendGraphiQLPage, serveGraphiQLAsset } from './graphiql.js';
 import { clientAddress } from '../limits/clientAddress.js';
 import type { Metrics } from '../metrics.js';
-import { createRequestScope, requestIdFrom, type RequestScope } from '../requestScope.js';
+import { createRequestScope, type RequestScope, requestIdFrom } from '../requestScope.js';
+import { GRAPHIQL_ASSET_PREFIX, prefersHtml, sendGraphiQLPage, serveGraphiQLAsset } from './graphiql.js';
 
 export interface HttpLimits {
   bodyBytes: number;

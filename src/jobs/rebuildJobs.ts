@@ -3,13 +3,14 @@
 // used up waits (delayed) instead of failing; a job that fails is retried with exponential
 // backoff from 500 ms to 30 s. A worker that dies mid-job leaves a stalled job that BullMQ
 // hands to another worker once its lock expires.
-import { DelayedError, Queue, Worker, type ConnectionOptions } from 'bullmq';
+
+import { type ConnectionOptions, DelayedError, Queue, Worker } from 'bullmq';
 import { LRUCache } from 'lru-cache';
 import type { Rebuilder } from '../counters/rebuild.js';
+import { type EntityRef, USER } from '../domain/entities.js';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
-import type { EntityRef, Keys } from '../redis/keys.js';
-import { USER } from '../relations/follows.js';
+import type { Keys } from '../redis/keys.js';
 
 export const REBUILD_QUEUE = 'tally-rebuild';
 const MAX_ATTEMPTS = 12;

@@ -1,7 +1,7 @@
 // Recurring work on BullMQ: a queue whose job schedulers (`upsertJobScheduler`, every N ms)
 // are the only producers, and the worker that runs them. `start` upserts the schedulers and
 // removes ones no longer wanted; `ensure` recreates any that went missing (Redis lost its data).
-import { Queue, Worker, type ConnectionOptions } from 'bullmq';
+import { type ConnectionOptions, Queue, Worker } from 'bullmq';
 import type { Logger } from '../log.js';
 import type { Keys } from '../redis/keys.js';
 

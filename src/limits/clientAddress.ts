@@ -2,8 +2,9 @@
 // peer or, behind TRUST_PROXY_HOPS proxies, the address the outermost of them saw, read from
 // the right of X-Forwarded-For (entries further left are the client's own claims). An IPv6
 // client is charged by its /64: one subscriber usually holds the whole block.
-import { isIPv4, isIPv6 } from 'node:net';
+
 import type { IncomingMessage } from 'node:http';
+import { isIPv4, isIPv6 } from 'node:net';
 
 /** The first four groups of an IPv6 address, written out in full. */
 function ipv6Prefix64(address: string): string {

@@ -3,14 +3,15 @@
 // yet calls this first, and so does the recovery for every entity. One restorer at a time
 // per entity (a lock in Redis); an entity already restored, or in a ready partition, is left
 // alone, so facts written since are never overwritten with PostgreSQL's older copy.
+
 import { randomUUID } from 'node:crypto';
 import type { Rebuilder } from '../counters/rebuild.js';
 import type { FactStore } from '../db/facts.js';
+import { type EntityRef, entityName, POST } from '../domain/entities.js';
 import { unavailable } from '../errors.js';
 import type { Logger } from '../log.js';
-import type { EntityRef, Keys } from '../redis/keys.js';
+import type { Keys } from '../redis/keys.js';
 import type { ScriptedRedis } from '../redis/scripts.js';
-import { POST } from '../relations/kinds.js';
 import type { Readiness } from './readiness.js';
 
 const PAGE = 2000;
@@ -58,7 +59,7 @@ export function createEntityRestorer(deps: EntityRestoreDeps) {
     const token = randomUUID();
     if ((await redis.set(lock, token, 'PX', LOCK_MS, 'NX')) !== 'OK') return false;
     const renew = async () => {
-      if ((await redis.renewLease(lock, token, LOCK_MS)) !== 1) throw new Error(`lost the restore lock of ${keys.entityName(entity)}`);
+      if ((await redis.renewLease(lock, token, LOCK_MS)) !== 1) throw new Error(`lost the restore lock of ${entityName(entity)}`);
     };
     try {
       // Checked under the lock: a restorer that finished just before must not be repeated.
@@ -67,7 +68,7 @@ export function createEntityRestorer(deps: EntityRestoreDeps) {
       const copied = await copyFacts(entity, renew);
       if (entity.type === POST) await deps.rebuilder.rebuild(entity);
       await readiness.markRestored(entity);
-      logger.debug({ entity: keys.entityName(entity), facts: copied, ms: Date.now() - started }, 'restored from PostgreSQL');
+      logger.debug({ entity: entityName(entity), facts: copied, ms: Date.now() - started }, 'restored from PostgreSQL');
       return true;
     } finally {
       await redis.releaseLease(lock, token);

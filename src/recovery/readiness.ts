@@ -2,7 +2,8 @@
 // data no partition is ready: writes and reads of an entity wait for its facts to come back
 // from PostgreSQL (src/recovery/entityRestore.ts), and a recovery (src/recovery/recover.ts)
 // restores them all, then marks every partition ready again.
-import type { EntityRef, Keys } from '../redis/keys.js';
+import { type EntityRef, entityName } from '../domain/entities.js';
+import type { Keys } from '../redis/keys.js';
 import type { ScriptedRedis } from '../redis/scripts.js';
 
 export function createReadiness(redis: ScriptedRedis, keys: Keys) {
@@ -20,13 +21,13 @@ export function createReadiness(redis: ScriptedRedis, keys: Keys) {
       const partition = keys.partitionOf(entity);
       const [ready, restored] = await Promise.all([
         redis.exists(keys.ready(partition)),
-        redis.sismember(keys.restored(partition), keys.entityName(entity)),
+        redis.sismember(keys.restored(partition), entityName(entity)),
       ]);
       return ready === 1 || restored === 1;
     },
 
     async markRestored(entity: EntityRef): Promise<void> {
-      await redis.sadd(keys.restored(keys.partitionOf(entity)), keys.entityName(entity));
+      await redis.sadd(keys.restored(keys.partitionOf(entity)), entityName(entity));
     },
 
     /** Every partition is whole: the restored sets have done their job. */

@@ -10,15 +10,15 @@
 //
 // The service keeps serving meanwhile: an entity not restored yet is read from PostgreSQL,
 // and a write restores its entity first.
+
 import { randomUUID } from 'node:crypto';
 import type { UserCounters } from '../counters/userCounters.js';
 import type { FactStore } from '../db/facts.js';
 import type { UserCounterStore } from '../db/userCounters.js';
+import { type EntityRef, type EntityType, POST, USER } from '../domain/entities.js';
 import type { Logger } from '../log.js';
-import type { EntityRef, Keys } from '../redis/keys.js';
+import type { Keys } from '../redis/keys.js';
 import type { ScriptedRedis } from '../redis/scripts.js';
-import { USER } from '../relations/follows.js';
-import { POST } from '../relations/kinds.js';
 import type { EntityRestorer } from './entityRestore.js';
 import type { Readiness } from './readiness.js';
 
@@ -32,7 +32,7 @@ export type RecoveryOutcome = 'recovered' | 'not needed' | 'running elsewhere' |
 
 /** Where the entity step is: the type being walked and the last id restored. */
 interface SavedProgress {
-  type: string;
+  type: EntityType;
   after: number;
   done: number;
   total: number;
@@ -42,7 +42,7 @@ const PAGE = 500;
 const CONCURRENCY = 8;
 const LOCK_MS = 30_000;
 /** Entity types with facts, in the order the entity step walks them. */
-const ENTITY_TYPES = [POST, USER];
+const ENTITY_TYPES: EntityType[] = [POST, USER];
 
 export interface RecoveryDeps {
   redis: ScriptedRedis;

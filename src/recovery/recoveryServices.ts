@@ -3,9 +3,9 @@
 import { createRebuilder } from '../counters/rebuild.js';
 import { createUserCounters } from '../counters/userCounters.js';
 import type { Db } from '../db/client.js';
-import type { EventLogs } from '../events/eventLog.js';
 import { createFactStore } from '../db/facts.js';
 import { createUserCounterStore } from '../db/userCounters.js';
+import type { EventLogs } from '../events/eventLog.js';
 import type { Logger } from '../log.js';
 import type { Keys } from '../redis/keys.js';
 import type { ScriptedRedis } from '../redis/scripts.js';

@@ -2,7 +2,7 @@
 // one function so every process and CLI connects the same way. Auto-pipelining sends every
 // command issued in the same event-loop tick as one write per node, which is what makes a
 // feed page's loaders cost one round trip (on a Cluster: one parallel write to each node).
-import { Cluster, Redis, type RedisOptions as IoRedisOptions } from 'ioredis';
+import { Cluster, type RedisOptions as IoRedisOptions, Redis } from 'ioredis';
 import type { Logger } from 'pino';
 
 export interface RedisOptions {

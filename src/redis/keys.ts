@@ -1,19 +1,15 @@
 // The one module that builds Redis key names (schema v1, docs/design.md). Nothing else
 // concatenates keys; Lua scripts that reach per-entity keys get the prefixes from here.
+import { type EntityRef, entityName } from '../domain/entities.js';
 import { entityPartition, userPartition } from './partition.js';
 
 export const SCHEMA = 'v1';
-
-export interface EntityRef {
-  type: string;
-  id: number;
-}
 
 export function createKeys(prefix: string, partitions: number) {
   const p = (n: number) => `{p${n}}`;
   const u = (n: number) => `{u${n}}`;
   const partitionOf = (entity: EntityRef) => entityPartition(entity.type, entity.id, partitions);
-  const name = (entity: EntityRef) => `${entity.type}:${entity.id}`;
+  const name = entityName;
 
   const perPartition = {
     /** Outbox / event log partition (stream). */
@@ -58,17 +54,17 @@ export function createKeys(prefix: string, partitions: number) {
     // One relation's facts (user ids), stored as in lua/includes/relationSet.lua: array
     // blocks of sorted ids, and bitmap chunks of 32,768 ids where a bitmap is smaller.
     /** `<metric>:<type>:<id>`: the part of a relation's key names scripts take as an argument. */
-    relationBase: (metric: string, entity: EntityRef) => `${metric}:${name(entity)}`,
+    relationBase: (relation: string, entity: EntityRef) => `${relation}:${name(entity)}`,
     /** A bitmap chunk of the relation (chunk = user id / 32,768). */
-    bitmapChunk: (metric: string, entity: EntityRef, chunk: number) =>
-      `${prefix}bm:${p(partitionOf(entity))}:${metric}:${name(entity)}:${chunk}`,
+    bitmapChunk: (relation: string, entity: EntityRef, chunk: number) =>
+      `${prefix}bm:${p(partitionOf(entity))}:${relation}:${name(entity)}:${chunk}`,
     /** Chunk numbers of the relation that are stored as bitmaps (a SET, as in schema v1). */
-    chunkIndex: (metric: string, entity: EntityRef) => `${prefix}bmi:${p(partitionOf(entity))}:${metric}:${name(entity)}`,
+    chunkIndex: (relation: string, entity: EntityRef) => `${prefix}bmi:${p(partitionOf(entity))}:${relation}:${name(entity)}`,
     /** An array block of the relation: sorted 4-byte ids of the chunks from `start` on. */
-    arrayBlock: (metric: string, entity: EntityRef, start: number) =>
-      `${prefix}ra:${p(partitionOf(entity))}:${metric}:${name(entity)}:${start}`,
+    arrayBlock: (relation: string, entity: EntityRef, start: number) =>
+      `${prefix}ra:${p(partitionOf(entity))}:${relation}:${name(entity)}:${start}`,
     /** Start chunks of the relation's array blocks (a packed id list; absent while there is only block 0). */
-    arrayIndex: (metric: string, entity: EntityRef) => `${prefix}rai:${p(partitionOf(entity))}:${metric}:${name(entity)}`,
+    arrayIndex: (relation: string, entity: EntityRef) => `${prefix}rai:${p(partitionOf(entity))}:${relation}:${name(entity)}`,
     /** Pending deltas of one entity (field = SDS index). */
     agg: (entity: EntityRef) => `${perPartition.aggPrefix(partitionOf(entity))}${name(entity)}`,
     /** The entity's fixed-width counters (SDS, 20 bytes). */
@@ -113,8 +109,6 @@ export function createKeys(prefix: string, partitions: number) {
     bullPrefix: () => `${prefix}{bull}`,
     /** Live consumers of a group (sorted set scored by heartbeat). */
     members: (group: string) => `${prefix}members:${group}`,
-    /** Entity member name as stored in dirty sets and script arguments. */
-    entityName: name,
   };
 }
 

@@ -1,7 +1,7 @@
 // Loads lua/<name>-<keys>.lua once, inlines `--- @include "includes/x"` lines, and registers
 // each script on a connection with defineCommand (EVALSHA, falling back to EVAL).
-import { readFileSync, readdirSync } from 'node:fs';
-import type { Redis, Cluster } from 'ioredis';
+import { readdirSync, readFileSync } from 'node:fs';
+import type { Cluster, Redis } from 'ioredis';
 import { projectPath } from '../paths.js';
 
 const LUA_DIR = projectPath('lua');

@@ -7,14 +7,14 @@
 // recorded (the user counters' asOf is derived from it).
 import type { UserCounters } from '../counters/userCounters.js';
 import type { Db } from '../db/client.js';
-import { addUserCounts, type UserCountValues, ZERO_COUNTS } from '../db/userCounters.js';
+import { addUserCounts } from '../db/userCounters.js';
+import { type UserCounterValues, ZERO_USER_COUNTERS } from '../domain/counters.js';
+import { relationNamed, userCounterChanges } from '../domain/relations.js';
 import type { EventBatch, EventLog, Subscription } from '../events/types.js';
 import type { Logger } from '../log.js';
 import type { Keys } from '../redis/keys.js';
 import type { ScriptedRedis } from '../redis/scripts.js';
 import { packVersion } from './factVersion.js';
-import { METRICS, POST } from './kinds.js';
-import { FOLLOW, USER } from './follows.js';
 
 export const PERSISTER_GROUP = 'counter-facts';
 
@@ -43,7 +43,7 @@ const factKey = (userId: number, entityType: string, entityId: number, kind: str
 export function latestFacts(batch: EventBatch): FactRow[] {
   const latest = new Map<string, FactRow>();
   for (const { event } of batch.entries) {
-    const key = factKey(event.userId, event.entityType, event.entityId, event.metric);
+    const key = factKey(event.userId, event.entityType, event.entityId, event.relation);
     const version = packVersion(event.id);
     const seen = latest.get(key);
     if (seen && seen.version >= version) continue;
@@ -51,7 +51,7 @@ export function latestFacts(batch: EventBatch): FactRow[] {
       userId: event.userId,
       entityType: event.entityType,
       entityId: event.entityId,
-      kind: event.metric,
+      kind: event.relation,
       active: event.delta > 0,
       version,
       at: new Date(event.ts),
@@ -70,27 +70,21 @@ interface Changed {
   was_active: boolean;
 }
 
-/** What the facts that changed do to users' counters. */
-function userDeltas(changed: Changed[], rows: FactRow[]): Map<number, UserCountValues> {
-  const deltas = new Map<number, UserCountValues>();
-  const authors = new Map(rows.map((r) => [factKey(r.userId, r.entityType, r.entityId, r.kind), r.authorId]));
-  const add = (userId: number, field: keyof UserCountValues, by: number) => {
-    const d = deltas.get(userId) ?? { ...ZERO_COUNTS };
-    d[field] += by;
-    deltas.set(userId, d);
-  };
+/** What the facts that changed do to users' counters (the rule is src/domain/relations.ts). */
+function userDeltas(changed: Changed[], rows: FactRow[]): Map<number, UserCounterValues> {
+  const deltas = new Map<number, UserCounterValues>();
+  const owners = new Map(rows.map((r) => [factKey(r.userId, r.entityType, r.entityId, r.kind), r.authorId]));
   for (const c of changed) {
     const net = (c.active ? 1 : 0) - (c.was_active ? 1 : 0);
-    if (net === 0) continue;
+    const relation = relationNamed(c.kind);
+    if (net === 0 || !relation) continue;
     const [userId, entityId] = [Number(c.user_id), Number(c.entity_id)];
-    if (c.entity_type === POST) {
-      const authorId = authors.get(factKey(userId, POST, entityId, c.kind));
-      if (authorId === undefined) continue;
-      if (c.kind === METRICS.LIKE.name) add(authorId, 'likesReceived', net);
-      if (c.kind === METRICS.FAV.name) add(authorId, 'favsReceived', net);
-    } else if (c.entity_type === USER && c.kind === FOLLOW) {
-      add(entityId, 'followers', net);
-      add(userId, 'followings', net);
+    const owner = owners.get(factKey(userId, c.entity_type, entityId, c.kind));
+    if (owner === undefined) continue;
+    for (const [who, field, by] of userCounterChanges(relation, owner, userId, net > 0 ? 1 : -1)) {
+      const d = deltas.get(who) ?? { ...ZERO_USER_COUNTERS };
+      d[field] += by;
+      deltas.set(who, d);
     }
   }
   return deltas;

@@ -1,13 +1,13 @@
 // Relation facts in Redis: set a user's like/fav on a post to an absolute state (one Lua
 // step that also appends the counter event), and read the viewer's own state.
+import { type EntityRef, type EntityType, entityName, POST, USER } from '../domain/entities.js';
+import { FAV, FOLLOW, LIKE, POST_RELATIONS, type PostRelationKind, type Relation } from '../domain/relations.js';
 import { conflict, unavailable } from '../errors.js';
-import { checkText } from '../text.js';
-import type { EntityRef, Keys } from '../redis/keys.js';
 import { isCluster } from '../redis/client.js';
+import type { Keys } from '../redis/keys.js';
 import { commandGroups } from '../redis/partition.js';
 import type { ScriptedRedis } from '../redis/scripts.js';
-import { FOLLOW, FOLLOW_SDS_INDEX, USER } from './follows.js';
-import { METRICS, POST, type Metric, type RelationKind } from './kinds.js';
+import { checkText } from '../text.js';
 
 export const IDEMPOTENCY_TTL_S = 24 * 3600;
 /** setRelation's reply when Redis does not hold the entity's facts (lua/setRelation-6.lua). */
@@ -18,16 +18,16 @@ export interface SetRelationInput {
   userId: number;
   postId: number;
   authorId: number;
-  kind: RelationKind;
+  kind: PostRelationKind;
   active: boolean;
   idempotencyKey?: string | null;
 }
 
-/** One fact in its most general form: a user's relation of `metric` to `entity`. */
+/** One fact in its most general form: a user's `relation` to `entity`. */
 export interface SetFactInput {
   userId: number;
   entity: EntityRef;
-  metric: Metric;
+  relation: Relation;
   /** Whose counters the change also moves (the post's author; the followed user). */
   authorId: number;
   active: boolean;
@@ -63,10 +63,10 @@ export function createRelationStore(redis: ScriptedRedis, keys: Keys, deps: Rela
   const conflictError = () => conflict('idempotencyKey was already used for a different request; use a new key for a new action');
 
   async function setFact(input: SetFactInput): Promise<SetRelationResult> {
-    const { userId, entity, metric, authorId, active } = input;
+    const { userId, entity, relation, authorId, active } = input;
     const key = input.idempotencyKey ?? null;
     if (key !== null) checkText(key, 'idempotencyKey', 1, IDEMPOTENCY_KEY_MAX);
-    const fingerprint = key === null ? '' : `${entity.type}:${entity.id}:${metric.name}:${active ? 1 : 0}`;
+    const fingerprint = key === null ? '' : `${entityName(entity)}:${relation.name}:${active ? 1 : 0}`;
 
     if (key !== null) {
       // The result record lives in the entity's slot (the script must reach it); this claim in
@@ -80,8 +80,8 @@ export function createRelationStore(redis: ScriptedRedis, keys: Keys, deps: Rela
     const partition = keys.partitionOf(entity);
     const attempt = () =>
       redis.setRelation(
-        keys.chunkIndex(metric.name, entity),
-        keys.arrayIndex(metric.name, entity),
+        keys.chunkIndex(relation.name, entity),
+        keys.arrayIndex(relation.name, entity),
         keys.outbox(partition),
         keys.idempotency(entity, userId, key ?? ''),
         keys.ready(partition),
@@ -93,8 +93,8 @@ export function createRelationStore(redis: ScriptedRedis, keys: Keys, deps: Rela
         IDEMPOTENCY_TTL_S,
         entity.type,
         entity.id,
-        metric.name,
-        metric.sdsIndex,
+        relation.name,
+        relation.slot,
         userId,
         authorId,
       );
@@ -112,33 +112,33 @@ export function createRelationStore(redis: ScriptedRedis, keys: Keys, deps: Rela
   }
 
   /**
-   * Whether `userId` has each of `metrics` on each entity (`[entity][metric]`), null for an
+   * Whether `userId` has each of `relations` on each entity (`[entity][relation]`), null for an
    * entity whose facts Redis does not hold: one script call per command group (the whole page
    * on a single Redis, a partition on a Cluster), all issued in one tick, so auto-pipelining
    * sends them as one round trip.
    */
   async function hasFacts(
     userId: number,
-    type: string,
-    metrics: readonly string[],
+    type: EntityType,
+    relations: readonly Relation[],
     ids: readonly number[],
   ): Promise<FactsOrUnknown<boolean[]>[]> {
     const partitions = ids.map((id) => keys.partitionOf({ type, id }));
     const answers: FactsOrUnknown<boolean[]>[] = new Array(ids.length);
-    const stride = metrics.length + 1; // per entity: whether Redis holds it, then each metric
+    const stride = relations.length + 1; // per entity: whether Redis holds it, then each relation
     await Promise.all(
       commandGroups(ids, (_, i) => partitions[i]!, isCluster(redis)).map(async (indexes) => {
         const args: (string | number)[] = [
-          keys.chunkIndex(metrics[0]!, { type, id: ids[indexes[0]!]! }),
+          keys.chunkIndex(relations[0]!.name, { type, id: ids[indexes[0]!]! }),
           keys.prefix,
           userId,
           type,
-          metrics.join(','),
+          relations.map((r) => r.name).join(','),
         ];
         for (const i of indexes) args.push(keys.partitionTag(partitions[i]!), ids[i]!);
         const reply = await redis.hasFacts(...args);
         indexes.forEach((i, k) => {
-          answers[i] = reply[k * stride] === 1 ? metrics.map((_, m) => reply[k * stride + 1 + m] === 1) : null;
+          answers[i] = reply[k * stride] === 1 ? relations.map((_, m) => reply[k * stride + 1 + m] === 1) : null;
         });
       }),
     );
@@ -149,14 +149,14 @@ export function createRelationStore(redis: ScriptedRedis, keys: Keys, deps: Rela
     setFact,
 
     /** A like or favourite on a post. */
-    set: (input: SetRelationInput) => setFact({ ...input, entity: { type: POST, id: input.postId }, metric: METRICS[input.kind] }),
+    set: (input: SetRelationInput) => setFact({ ...input, entity: { type: POST, id: input.postId }, relation: POST_RELATIONS[input.kind] }),
 
     /** `userId` following (or no longer following) `followeeId`. */
     setFollow: (input: { userId: number; followeeId: number; active: boolean; idempotencyKey?: string | null }) =>
       setFact({
         userId: input.userId,
         entity: { type: USER, id: input.followeeId },
-        metric: { name: FOLLOW, sdsIndex: FOLLOW_SDS_INDEX },
+        relation: FOLLOW,
         authorId: input.followeeId,
         active: input.active,
         idempotencyKey: input.idempotencyKey,
@@ -168,7 +168,7 @@ export function createRelationStore(redis: ScriptedRedis, keys: Keys, deps: Rela
 
     /** The viewer's like and fav on each post, in order (null where Redis does not hold the facts). */
     async viewerStates(userId: number, postIds: readonly number[]): Promise<FactsOrUnknown<ViewerState>[]> {
-      const facts = await hasFacts(userId, POST, [METRICS.LIKE.name, METRICS.FAV.name], postIds);
+      const facts = await hasFacts(userId, POST, [LIKE, FAV], postIds);
       return facts.map((f) => (f ? { liked: f[0]!, faved: f[1]! } : null));
     },
   };

@@ -5,17 +5,17 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { judgeSamples, startCountSampler, type SamplerVerdict } from './asOfSampler.js';
-import { converge, judgeChanged, type ChangedVerdict, type Convergence } from './checks.js';
+import { judgeSamples, type SamplerVerdict, startCountSampler } from './asOfSampler.js';
+import { type ChangedVerdict, type Convergence, converge, judgeChanged } from './checks.js';
 import { cleanupAll, onCleanup } from './cleanup.js';
 import { gql } from './client.js';
-import { startDeployment, type Deployment, type EventLogMode } from './deployment.js';
+import { type Deployment, type EventLogMode, startDeployment } from './deployment.js';
 import { AOF_BOUND_MS, FAULTS, type Fault, type FaultResult } from './faults.js';
-import { startChaosKafka, type ChaosKafka } from './kafka.js';
+import { type ChaosKafka, startChaosKafka } from './kafka.js';
 import { summarizeLogs } from './logs.js';
 import type { Row } from './report.js';
 import { GroundTruth, type Loss } from './truth.js';
-import { createRng, planFlips, planRandom, runLoad, type Actors } from './workload.js';
+import { type Actors, createRng, planFlips, planRandom, runLoad } from './workload.js';
 
 export interface Scale {
   users: number;

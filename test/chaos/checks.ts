@@ -2,7 +2,7 @@
 // PostgreSQL) compared with the ground truth, and the wait for convergence.
 import { gql } from './client.js';
 import type { Deployment } from './deployment.js';
-import { factKey, type GroundTruth, KINDS, type FactKey, type Loss } from './truth.js';
+import { type FactKey, factKey, type GroundTruth, KINDS, type Loss } from './truth.js';
 import type { Actors } from './workload.js';
 
 const PAGE = 'query($ids: [ID!]!) { posts(ids: $ids) { id counts { likes favs asOf } myState { liked faved } } }';

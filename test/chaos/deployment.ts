@@ -1,9 +1,10 @@
 // A split deployment as separate processes, owned by the suite: its own redis-server, its own
 // PostgreSQL database, one ROLE=api and two ROLE=worker processes (and, for EVENT_LOG=kafka,
 // a topic and groups of its own on the run's broker). `stop` leaves nothing behind.
+
+import { randomBytes } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { createAuth } from '../../src/auth/jwt.js';
 import { migrate } from '../../src/db/migrate.js';
@@ -13,7 +14,7 @@ import type { TestKafka } from '../support/kafka.js';
 import { freePort } from '../support/redisServer.js';
 import { onCleanup } from './cleanup.js';
 import { chaosKafkaEnv } from './kafka.js';
-import { startOwnedRedis, type OwnedRedis } from './redisProcess.js';
+import { type OwnedRedis, startOwnedRedis } from './redisProcess.js';
 import { createTallyProcess, type TallyProcess } from './tallyProcess.js';
 
 export type EventLogMode = 'redis' | 'kafka';

@@ -4,14 +4,14 @@
 import { cpSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import pg from 'pg';
+import { freePort } from '../support/redisServer.js';
 import { readPgFacts } from './checks.js';
-import { JWT_SECRET, type Deployment } from './deployment.js';
+import { gql } from './client.js';
+import { type Deployment, JWT_SECRET } from './deployment.js';
 import { readTopicFacts, rewindGroups } from './kafka.js';
 import { startOwnedRedis } from './redisProcess.js';
 import { createTallyProcess } from './tallyProcess.js';
-import { freePort } from '../support/redisServer.js';
-import { gql } from './client.js';
-import { factKey, type FactKey, type GroundTruth, type Loss } from './truth.js';
+import { type FactKey, factKey, type GroundTruth, type Loss } from './truth.js';
 import type { Actors } from './workload.js';
 
 export interface FaultContext {

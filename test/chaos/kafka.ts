@@ -5,7 +5,7 @@
 import { Kafka, logLevel } from 'kafkajs';
 import { kafkaEnv, startKafka, type TestKafka } from '../support/kafka.js';
 import { onCleanup } from './cleanup.js';
-import { factKey, type FactKey } from './truth.js';
+import { type FactKey, factKey } from './truth.js';
 
 export interface ChaosKafka {
   kafka: TestKafka;

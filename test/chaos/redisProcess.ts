@@ -1,7 +1,7 @@
 // The suite's own redis-server. Unlike test/support/redisServer.ts it can be killed and
 // started again on the SAME port with the SAME arguments: Tally's processes keep their
 // REDIS_URL, as they would when a production Redis restarts.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { closeSync, openSync, writeSync } from 'node:fs';
 import { Redis } from 'ioredis';
 import { freePort, waitForPing } from '../support/redisServer.js';

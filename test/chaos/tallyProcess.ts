@@ -1,7 +1,7 @@
 // One Tally process of the split deployment (ROLE=api or ROLE=worker), run as deployed:
 // `node --import tsx src/main.ts`, ONE node process, so `kill -9` hits the process that holds
 // the leases and connections. Its output is appended to a log file that survives restarts.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { closeSync, openSync, readFileSync, writeSync } from 'node:fs';
 import { projectPath } from '../../src/paths.js';
 import { onCleanup, trackChild } from './cleanup.js';

@@ -1,7 +1,7 @@
 import { SignJWT } from 'jose';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { TEST_JWT_SECRET, errorCodes, startTestApp, type TestApp } from '../support/app.js';
+import { errorCodes, startTestApp, TEST_JWT_SECRET, type TestApp } from '../support/app.js';
 
 let t: TestApp;
 beforeAll(async () => {

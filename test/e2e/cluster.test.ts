@@ -2,16 +2,18 @@
 // storm, the feed page's round trips, and every Lua script family through the code paths that
 // use it. Keys of one entity share a hash tag, so each script touches one slot; the entities
 // are spread over the masters, so a script that reached across slots would fail here.
+
 import { Cluster } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SdsField, decodeSds, encodeSds } from '../../src/counters/sds.js';
+import { decodeSds, encodeSds } from '../../src/counters/sds.js';
+import { POST_SLOTS } from '../../src/domain/counters.js';
 import { startTestApp, type TestApp } from '../support/app.js';
+import { expectedFavs, expectedLikes, seedFeedWorld } from '../support/feedWorld.js';
 import { spawnTsx } from '../support/process.js';
 import { keysPerServer } from '../support/redis.js';
-import { startRedisCluster, type RedisCluster } from '../support/redisCluster.js';
+import { type RedisCluster, startRedisCluster } from '../support/redisCluster.js';
 import { waitForPersister } from '../support/settle.js';
 import { runLikeStorm } from '../support/storm.js';
-import { expectedFavs, expectedLikes, seedFeedWorld } from '../support/feedWorld.js';
 import { waitFor } from '../support/wait.js';
 
 let cluster: RedisCluster | undefined;
@@ -41,7 +43,7 @@ const FEED = `query($first: Int) {
 }`;
 const USER_COUNTS = 'query($id: ID!) { user(id: $id) { counts { followings followers asOf } } }';
 
-const post = (id: string | number) => ({ type: 'post', id: Number(id) });
+const post = (id: string | number) => ({ type: 'post' as const, id: Number(id) });
 const likesOf = async (ids: string[]) =>
   (await t.gql(READ, { ids })).data.posts as { id: string; counts: { likes: number; favs: number; asOf: string | null } }[];
 /** Counts that include every change acknowledged before `since` (the asOf promise). */
@@ -98,7 +100,7 @@ describe('Tally on a 3-master Redis Cluster', () => {
     await likeAll(postId!, [101, 102, 103]);
     expect((await countsAfter([postId!], Date.now()))[0]!.counts.likes).toBe(3);
     const sds = t.app.keys.counters(post(postId!));
-    const likesInSds = async () => decodeSds(await t.app.redis.getBuffer(sds))?.[SdsField.like] ?? null;
+    const likesInSds = async () => decodeSds(await t.app.redis.getBuffer(sds))?.[POST_SLOTS.like] ?? null;
 
     // Read path: counted from the bitmaps, and a rebuild job (acquireRebuild, rebuildCounters on BullMQ).
     await t.app.redis.del(sds);
@@ -167,7 +169,7 @@ describe('Tally on a 3-master Redis Cluster', () => {
     // Leftovers of an interrupted replay: replay deletes them with one multi-key DEL in their slot.
     const leftovers = ['post:999998', 'post:999999'];
     await t.app.redis.sadd(keys.replayedEntities(p), ...leftovers);
-    for (const entity of leftovers) await t.app.redis.hset(keys.replayedPrefix(p) + entity, String(SdsField.like), 5);
+    for (const entity of leftovers) await t.app.redis.hset(keys.replayedPrefix(p) + entity, String(POST_SLOTS.like), 5);
     await t.app.redis.set(keys.counters(post(postId!)), encodeSds([0, 7777, 3, 0, 0]));
 
     const run = spawnTsx('src/cli/replay.ts', [], {

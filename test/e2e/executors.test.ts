@@ -2,7 +2,7 @@
 // stays available as the fallback. Both must give clients the same answers: the same data,
 // the same null propagation, the same errors with the same codes and paths.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApp, type GraphQLResponse, type TestApp } from '../support/app.js';
+import { type GraphQLResponse, startTestApp, type TestApp } from '../support/app.js';
 import { waitFor } from '../support/wait.js';
 
 let jit: TestApp;

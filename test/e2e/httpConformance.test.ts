@@ -3,7 +3,7 @@
 // test. An audit may fail only if it is on EXCEPTIONS below, with its reason, and then it must
 // fail the known way (HTTP 400, BAD_USER_INPUT); an exception that starts passing fails too,
 // so the list cannot go stale.
-import { serverAudits, type Audit } from 'graphql-http';
+import { type Audit, serverAudits } from 'graphql-http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../support/app.js';
 

@@ -2,7 +2,7 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { spawnTsx } from '../support/process.js';
-import { startRedisServer, type RedisServer } from '../support/redisServer.js';
+import { type RedisServer, startRedisServer } from '../support/redisServer.js';
 import { persisterCaughtUp } from '../support/settle.js';
 import { waitFor, waitUntil } from '../support/wait.js';
 

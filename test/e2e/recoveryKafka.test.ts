@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { kafkaEnv, startKafka, type TestKafka } from '../support/kafka.js';
 import { spawnTsx } from '../support/process.js';
-import { startRedisServer, type RedisServer } from '../support/redisServer.js';
+import { type RedisServer, startRedisServer } from '../support/redisServer.js';
 import { waitFor } from '../support/wait.js';
 
 let kafka: TestKafka;

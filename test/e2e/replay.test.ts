@@ -37,7 +37,7 @@ describe('npm run replay', () => {
 
     // Counters and the like facts both go bad: only the log still knows the truth.
     for (const id of ids.slice(0, 3)) {
-      const post = { type: 'post', id: Number(id) };
+      const post = { type: 'post' as const, id: Number(id) };
       await t.app.redis.set(t.app.keys.counters(post), encodeSds([0, 7777, 5, 0, 0]));
       await t.app.redis.del(t.app.keys.chunkIndex('like', post), t.app.keys.arrayBlock('like', post, 0));
     }

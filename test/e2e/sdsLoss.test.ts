@@ -1,7 +1,7 @@
 import { QueueEvents } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { REBUILD_QUEUE } from '../../src/jobs/rebuildJobs.js';
 import { REBUILDS_PER_WINDOW } from '../../src/counters/rebuild.js';
+import { REBUILD_QUEUE } from '../../src/jobs/rebuildJobs.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { TEST_REDIS_URL } from '../support/env.js';
 import { waitFor } from '../support/wait.js';

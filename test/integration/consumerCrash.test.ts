@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { AGGREGATOR_GROUP } from '../../src/counters/aggregator.js';
-import { createCounterFixture, type CounterFixture } from '../support/counterFixture.js';
+import { type CounterFixture, createCounterFixture } from '../support/counterFixture.js';
 import { TEST_REDIS_URL } from '../support/env.js';
 import { spawnTsx } from '../support/process.js';
 import { waitUntil } from '../support/wait.js';

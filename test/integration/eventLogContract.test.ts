@@ -8,7 +8,7 @@ import { encodeSds } from '../../src/counters/sds.js';
 import { createEventLogs, type EventLogs } from '../../src/events/eventLog.js';
 import type { EventBatch, Subscription } from '../../src/events/types.js';
 import { createLogger } from '../../src/log.js';
-import { createCounterFixture, type CounterFixture } from '../support/counterFixture.js';
+import { type CounterFixture, createCounterFixture } from '../support/counterFixture.js';
 import { TEST_REDIS_URL } from '../support/env.js';
 import { kafkaEnv, startKafka, type TestKafka } from '../support/kafka.js';
 import { spawnTsx } from '../support/process.js';

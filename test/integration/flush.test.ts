@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { encodeSds } from '../../src/counters/sds.js';
-import { createCounterFixture, type CounterFixture } from '../support/counterFixture.js';
+import { type CounterFixture, createCounterFixture } from '../support/counterFixture.js';
 
 let f: CounterFixture;
 beforeEach(() => {

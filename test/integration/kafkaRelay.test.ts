@@ -4,7 +4,7 @@ import { AGGREGATOR_GROUP } from '../../src/counters/aggregator.js';
 import { createEventLogs } from '../../src/events/eventLog.js';
 import { RELAY_GROUP } from '../../src/events/kafka/relay.js';
 import { createLogger } from '../../src/log.js';
-import { createCounterFixture, type CounterFixture } from '../support/counterFixture.js';
+import { type CounterFixture, createCounterFixture } from '../support/counterFixture.js';
 import { TEST_REDIS_URL } from '../support/env.js';
 import { kafkaEnv, startKafka, type TestKafka } from '../support/kafka.js';
 import { spawnTsx } from '../support/process.js';

@@ -1,9 +1,9 @@
-import { cp, mkdir, mkdtemp, rm, writeFile, appendFile } from 'node:fs/promises';
+import { appendFile, cp, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { MIGRATIONS_DIR, checksumOf, migrate } from '../../src/db/migrate.js';
+import { checksumOf, MIGRATIONS_DIR, migrate } from '../../src/db/migrate.js';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
 
 let db: TestDatabase;

@@ -1,11 +1,11 @@
 import { Queue } from 'bullmq';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createRebuilder } from '../../src/counters/rebuild.js';
-import { REBUILD_QUEUE, createRebuildRequests, createRebuildWorker, rebuildBackoffMs, rebuildJobId } from '../../src/jobs/rebuildJobs.js';
+import { createRebuildRequests, createRebuildWorker, REBUILD_QUEUE, rebuildBackoffMs, rebuildJobId } from '../../src/jobs/rebuildJobs.js';
 import { createLogger } from '../../src/log.js';
 import { createMetrics } from '../../src/metrics.js';
 import { createRedis } from '../../src/redis/client.js';
-import { createCounterFixture, type CounterFixture } from '../support/counterFixture.js';
+import { type CounterFixture, createCounterFixture } from '../support/counterFixture.js';
 import { TEST_REDIS_URL } from '../support/env.js';
 import { spawnTsx } from '../support/process.js';
 import { waitUntil } from '../support/wait.js';
@@ -27,7 +27,7 @@ const newestId = async () => (await f.redis.xrevrange(f.keys.outbox(0), '+', '-'
 
 describe('rebuilding counters from facts', () => {
   it('ends exact when events are still in flight (the aggregator paused before them)', async () => {
-    const post = { type: 'post', id: 7 };
+    const post = { type: 'post' as const, id: 7 };
     for (let u = 1; u <= 10; u++) await f.set(u, 7);
     await aggregateUpTo();
     await f.flusher.foldPartitions([0]);
@@ -54,7 +54,7 @@ describe('rebuilding counters from facts', () => {
 
   it('lets one holder at a time rebuild an entity, at most 3 times per 10 s', async () => {
     const rebuilder = createRebuilder({ redis: f.redis, keys: f.keys, lockMs: 60_000 });
-    const post = { type: 'post', id: 8 };
+    const post = { type: 'post' as const, id: 8 };
     const first = await rebuilder.acquire(post);
     expect(first.status).toBe('acquired');
     expect((await rebuilder.acquire(post)).status).toBe('locked');
@@ -79,7 +79,7 @@ describe('a rebuild worker killed mid-rebuild', () => {
     for (let u = 1; u <= 12; u++) await f.set(u, 9);
     await aggregateUpTo();
     await f.flusher.foldPartitions([0]);
-    await f.redis.del(f.keys.counters({ type: 'post', id: 9 }));
+    await f.redis.del(f.keys.counters({ type: 'post' as const, id: 9 }));
 
     const metrics = createMetrics({ lag: async () => [], redisRoundTrips: () => 0 });
     const dying = spawnTsx('test/fixtures/dyingRebuildWorker.ts', [], {
@@ -94,8 +94,8 @@ describe('a rebuild worker killed mid-rebuild', () => {
     const requests = createRebuildRequests(jobsRedis, f.keys, logger);
     const queue = new Queue(REBUILD_QUEUE, { connection: jobsRedis, prefix: f.keys.bullPrefix() });
     try {
-      requests.request({ type: 'post', id: 9 });
-      requests.request({ type: 'post', id: 9 }); // collapses into the same job
+      requests.request({ type: 'post' as const, id: 9 });
+      requests.request({ type: 'post' as const, id: 9 }); // collapses into the same job
       await dying.waitFor(/taken acquired/);
       dying.child.kill('SIGKILL');
       await dying.exited;
@@ -116,7 +116,7 @@ describe('a rebuild worker killed mid-rebuild', () => {
       survivor.start();
       try {
         const jobGone = async () => {
-          const job = await queue.getJob(rebuildJobId({ type: 'post', id: 9 }));
+          const job = await queue.getJob(rebuildJobId({ type: 'post' as const, id: 9 }));
           return job === undefined;
         };
         await waitUntil(async () => (await jobGone()) && (await f.sdsOf(9)) !== null, { timeoutMs: 20_000, what: 'the retried rebuild' });

@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { trimOutbox } from '../../src/events/outboxTrimmer.js';
 import type { EventBatch } from '../../src/events/types.js';
-import { createCounterFixture, type CounterFixture } from '../support/counterFixture.js';
+import { type CounterFixture, createCounterFixture } from '../support/counterFixture.js';
 import { waitUntil } from '../support/wait.js';
 
 let f: CounterFixture;

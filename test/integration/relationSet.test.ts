@@ -2,10 +2,13 @@
 // sparse ids in array blocks, dense chunks as bitmaps, blocks split past their limit, and
 // every reader (membership, counting) agreeing with a plain Set after random changes made
 // through the write path (setRelation) and the recovery path (writeFact).
+
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type EntityRef, entityName } from '../../src/domain/entities.js';
+import { LIKE } from '../../src/domain/relations.js';
 import { createReadiness } from '../../src/recovery/readiness.js';
-import { createKeys, type EntityRef } from '../../src/redis/keys.js';
+import { createKeys } from '../../src/redis/keys.js';
 import { withScripts } from '../../src/redis/scripts.js';
 import { createRelationStore } from '../../src/relations/relationStore.js';
 import { TEST_REDIS_URL } from '../support/env.js';
@@ -15,7 +18,6 @@ const prefix = uniquePrefix('rs');
 const redis = withScripts(new Redis(TEST_REDIS_URL));
 const keys = createKeys(prefix, 16);
 const store = createRelationStore(redis, keys);
-const LIKE = { name: 'like', sdsIndex: 1 };
 const CHUNK = 32_768;
 
 beforeAll(() => createReadiness(redis, keys).markAllReady());
@@ -36,7 +38,8 @@ function random(seed: number) {
   };
 }
 
-const like = (post: EntityRef, userId: number, active = true) => store.setFact({ userId, entity: post, metric: LIKE, authorId: 1, active });
+const like = (post: EntityRef, userId: number, active = true) =>
+  store.setFact({ userId, entity: post, relation: LIKE, authorId: 1, active });
 
 const restore = (post: EntityRef, userId: number, active: boolean) =>
   redis.writeFact(
@@ -54,7 +57,7 @@ async function count(post: EntityRef): Promise<number> {
     keys.chunkIndex('fav', post),
     prefix,
     keys.partitionTag(keys.partitionOf(post)),
-    keys.entityName(post),
+    entityName(post),
   );
   return likes;
 }

@@ -1,6 +1,6 @@
 // Starts a whole Tally process in this test file: its own database, its own Redis key
 // prefix, a free port. `gql` speaks GraphQL over real HTTP.
-import { createApp, type App, type AppOptions } from '../../src/app.js';
+import { type App, type AppOptions, createApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
 import { createTestDatabase, type TestDatabase } from './db.js';
 import { TEST_REDIS_URL } from './env.js';

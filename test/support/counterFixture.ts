@@ -1,19 +1,21 @@
 // The counter pipeline wired against real Redis without the HTTP layer: its own key prefix,
 // few partitions, short leases. Tests drive each stage (write, aggregate, fold) by hand.
+
 import { createAggregator } from '../../src/counters/aggregator.js';
 import { createFlusher } from '../../src/counters/flush.js';
 import { createPostCounters } from '../../src/counters/postCounters.js';
 import { decodeSds } from '../../src/counters/sds.js';
+import { entityName } from '../../src/domain/entities.js';
+import type { PostRelationKind } from '../../src/domain/relations.js';
 import { decodeOutboxEntry } from '../../src/events/outboxCodec.js';
-import { OUTBOX_SOURCE, createRedisStreamsLog } from '../../src/events/redisStreams.js';
+import { createRedisStreamsLog, OUTBOX_SOURCE } from '../../src/events/redisStreams.js';
 import type { EventBatch } from '../../src/events/types.js';
 import { createLogger } from '../../src/log.js';
-import { createRedis } from '../../src/redis/client.js';
 import { createReadiness } from '../../src/recovery/readiness.js';
+import { createRedis } from '../../src/redis/client.js';
 import { createKeys } from '../../src/redis/keys.js';
 import { withScripts } from '../../src/redis/scripts.js';
 import { createRelationStore } from '../../src/relations/relationStore.js';
-import type { RelationKind } from '../../src/relations/kinds.js';
 import { TEST_REDIS_URL } from './env.js';
 import { deleteKeys, uniquePrefix } from './redis.js';
 
@@ -48,7 +50,7 @@ export function createCounterFixture(options: { partitions?: number; leaseMs?: n
     eventLog: (batchSize = 100, memberId = uniquePrefix('member')) =>
       createRedisStreamsLog({ redis, keys, logger, batchSize, leaseMs, memberId, retentionMs: 0, idlePollMs: 10, trimIntervalMs: 0 }),
 
-    set: async (userId: number, postId: number, active = true, kind: RelationKind = 'LIKE') => {
+    set: async (userId: number, postId: number, active = true, kind: PostRelationKind = 'LIKE') => {
       ready ??= createReadiness(redis, keys).markAllReady();
       await ready;
       return relations.set({ userId, postId, authorId: 1, kind, active });
@@ -66,18 +68,18 @@ export function createCounterFixture(options: { partitions?: number; leaseMs?: n
 
     /** The post's SDS as stored (null when missing or malformed). */
     async sdsOf(postId: number): Promise<number[] | null> {
-      return decodeSds(await redis.getBuffer(keys.counters({ type: 'post', id: postId })));
+      return decodeSds(await redis.getBuffer(keys.counters({ type: 'post' as const, id: postId })));
     },
 
     /** Likes and favs counted straight from the bitmaps. */
     async factsOf(postId: number): Promise<{ likes: number; favs: number }> {
-      const post = { type: 'post', id: postId };
+      const post = { type: 'post' as const, id: postId };
       const [likes, favs] = await redis.countFromFacts(
         keys.chunkIndex('like', post),
         keys.chunkIndex('fav', post),
         keys.prefix,
         keys.partitionTag(keys.partitionOf(post)),
-        keys.entityName(post),
+        entityName(post),
       );
       return { likes, favs };
     },

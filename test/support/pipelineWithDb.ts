@@ -6,7 +6,7 @@ import { createDb, type Db } from '../../src/db/client.js';
 import { createUserCounterStore } from '../../src/db/userCounters.js';
 import { createLogger } from '../../src/log.js';
 import { createFactPersister } from '../../src/relations/factPersister.js';
-import { createCounterFixture, type CounterFixture } from './counterFixture.js';
+import { type CounterFixture, createCounterFixture } from './counterFixture.js';
 import { createTestDatabase, type TestDatabase } from './db.js';
 
 export function usePipelineWithDb(options: { partitions?: number } = {}) {

@@ -1,5 +1,5 @@
 // Runs Tally's entry points as real child processes (what `npm start` and the CLIs do).
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { projectPath } from '../../src/paths.js';
 
 export interface Spawned {

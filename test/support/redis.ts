@@ -2,7 +2,7 @@
 // Works on a single Redis (a URL) and on a Redis Cluster (a target with cluster nodes).
 import { randomBytes } from 'node:crypto';
 import { Cluster, Redis } from 'ioredis';
-import { seedNodes, type RedisTarget } from '../../src/redis/client.js';
+import { type RedisTarget, seedNodes } from '../../src/redis/client.js';
 import { TEST_REDIS_URL } from './env.js';
 
 export const uniquePrefix = (label = 't') => `${label}${randomBytes(4).toString('hex')}:`;

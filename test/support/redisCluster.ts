@@ -2,7 +2,7 @@
 // redis-server processes on free loopback ports, joined with `redis-cli --cluster create`.
 // Everything on disk lives in a temp dir of its own; `stop` removes it, and the processes are
 // killed with the test process if that ends first (a failed or interrupted run).
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

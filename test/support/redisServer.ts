@@ -1,7 +1,7 @@
 // A private redis-server for tests that must do what a shared Redis cannot survive
 // (FLUSHALL, a restart). Nothing on disk; stopped at the end of the test file.
-import { spawn, type ChildProcess } from 'node:child_process';
-import { createServer, type AddressInfo } from 'node:net';
+import { type ChildProcess, spawn } from 'node:child_process';
+import { type AddressInfo, createServer } from 'node:net';
 import { Redis } from 'ioredis';
 
 export async function freePort(): Promise<number> {

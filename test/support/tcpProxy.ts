@@ -1,6 +1,7 @@
 // A TCP proxy a test can cut, to take a real dependency away from a running service.
-import { createServer, connect, type Socket } from 'node:net';
+
 import type { AddressInfo } from 'node:net';
+import { connect, createServer, type Socket } from 'node:net';
 
 export async function startTcpProxy(target: { host: string; port: number }) {
   const sockets = new Set<Socket>();

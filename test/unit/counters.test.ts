@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { SDS_BYTES, decodeSds, encodeSds } from '../../src/counters/sds.js';
+import { decodeSds, encodeSds, SDS_BYTES } from '../../src/counters/sds.js';
 import { decodeOutboxEntry } from '../../src/events/outboxCodec.js';
 import { ownerOf } from '../../src/events/partitionAssignment.js';
 import { comparePositions } from '../../src/events/types.js';
@@ -30,7 +30,7 @@ describe('keys and partitions', () => {
 
   it('puts every key of one entity in one hash slot, named with the documented prefixes', () => {
     const keys = createKeys('', 16);
-    const post = { type: 'post', id: 42 };
+    const post = { type: 'post' as const, id: 42 };
     const tag = `{p${keys.partitionOf(post)}}`;
     const all = [
       keys.bitmapChunk('like', post, 3),
@@ -52,12 +52,12 @@ describe('keys and partitions', () => {
   });
 
   it('prepends REDIS_KEY_PREFIX before the documented prefix', () => {
-    expect(createKeys('t1:', 4).counters({ type: 'post', id: 1 })).toMatch(/^t1:cnt:\{p\d\}:v1:post:1$/);
+    expect(createKeys('t1:', 4).counters({ type: 'post' as const, id: 1 })).toMatch(/^t1:cnt:\{p\d\}:v1:post:1$/);
   });
 
   it('spreads entities over partitions', () => {
     const keys = createKeys('', 16);
-    const used = new Set(Array.from({ length: 500 }, (_, i) => keys.partitionOf({ type: 'post', id: i + 1 })));
+    const used = new Set(Array.from({ length: 500 }, (_, i) => keys.partitionOf({ type: 'post' as const, id: i + 1 })));
     expect(used.size).toBe(16);
   });
 });
@@ -93,8 +93,8 @@ describe('log positions and outbox entries', () => {
       partition: 5,
       entityType: 'post',
       entityId: 42,
-      metric: 'like',
-      idx: 1,
+      relation: 'like',
+      slot: 1,
       userId: 7,
       authorId: 3,
       delta: -1,

@@ -1,6 +1,6 @@
 // The kafkajs client for this deployment: brokers, client id, TLS and SASL from settings,
 // kafkajs' own log lines routed into ours.
-import { Kafka, logLevel, type LogEntry, type SASLOptions } from 'kafkajs';
+import { Kafka, type LogEntry, logLevel, type SASLOptions } from 'kafkajs';
 import type { KafkaConfig } from '../../config.js';
 import type { Logger } from '../../log.js';
 

@@ -1,6 +1,8 @@
 // Counter events as Kafka messages. Key = the entity (so one entity's events stay together),
 // the outbox event id and the Tally partition in headers, the event itself as JSON.
+
 import type { KafkaMessage, Message } from 'kafkajs';
+import { type EntityType, isEntityType } from '../../domain/entities.js';
 import type { CounterEvent } from '../types.js';
 
 export const EVENT_ID_HEADER = 'event-id';
@@ -12,8 +14,8 @@ export function toMessage(event: CounterEvent): Message {
     value: JSON.stringify({
       e: event.entityType,
       i: event.entityId,
-      m: event.metric,
-      x: event.idx,
+      m: event.relation,
+      x: event.slot,
       u: event.userId,
       a: event.authorId,
       d: event.delta,
@@ -35,15 +37,19 @@ export function fromMessage(message: KafkaMessage): CounterEvent | null {
   try {
     const v = JSON.parse(message.value.toString()) as Record<string, unknown>;
     const valid =
-      typeof v.e === 'string' && typeof v.m === 'string' && [v.i, v.u, v.a, v.x].every(Number.isSafeInteger) && (v.d === 1 || v.d === -1);
+      typeof v.e === 'string' &&
+      isEntityType(v.e) &&
+      typeof v.m === 'string' &&
+      [v.i, v.u, v.a, v.x].every(Number.isSafeInteger) &&
+      (v.d === 1 || v.d === -1);
     if (!valid) return null;
     return {
       id,
       partition,
-      entityType: v.e as string,
+      entityType: v.e as EntityType,
       entityId: v.i as number,
-      metric: v.m as string,
-      idx: v.x as number,
+      relation: v.m as string,
+      slot: v.x as number,
       userId: v.u as number,
       authorId: v.a as number,
       delta: v.d as 1 | -1,

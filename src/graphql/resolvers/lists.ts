@@ -3,7 +3,7 @@
 // request's loaders, and page with encrypted cursors.
 import type { ListRow } from '../../db/relationLists.js';
 import { parsePageSize } from '../args.js';
-import { toFilteredPage, type Page } from '../connection.js';
+import { type Page, toFilteredPage } from '../connection.js';
 import type { GraphQLContext } from '../context.js';
 import { decodePosition, encodePosition } from '../positionCursor.js';
 

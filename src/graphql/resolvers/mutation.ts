@@ -1,5 +1,5 @@
 import { badInput, forbidden, notFound } from '../../errors.js';
-import { BODY_MAX_CHARS, TITLE_MAX_CHARS, checkText } from '../../text.js';
+import { BODY_MAX_CHARS, checkText, TITLE_MAX_CHARS } from '../../text.js';
 import { parseId } from '../args.js';
 import { requireViewer } from '../context.js';
 import type { MutationResolvers } from '../generated.js';

@@ -1,4 +1,5 @@
-import { METRICS, POST } from '../../relations/kinds.js';
+import { POST } from '../../domain/entities.js';
+import { POST_RELATIONS } from '../../domain/relations.js';
 import type { PostResolvers } from '../generated.js';
 import { listPage } from './lists.js';
 
@@ -17,7 +18,7 @@ export const Post: PostResolvers = {
   myState: (post, _, { viewer, loaders }) => (viewer ? loaders.viewerState.load(post.id) : null),
 
   likers: (post, { kind, first, after }, ctx) => {
-    const metric = METRICS[kind ?? 'LIKE'].name;
+    const metric = POST_RELATIONS[kind ?? 'LIKE'].name;
     return listPage(ctx, {
       list: `likers:${metric}:${post.id}`,
       first,

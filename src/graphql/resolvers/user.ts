@@ -1,6 +1,6 @@
+import { POST, USER } from '../../domain/entities.js';
+import { FOLLOW, POST_RELATIONS } from '../../domain/relations.js';
 import { forbidden } from '../../errors.js';
-import { FOLLOW, USER } from '../../relations/follows.js';
-import { METRICS, POST } from '../../relations/kinds.js';
 import type { UserResolvers } from '../generated.js';
 import { listPage } from './lists.js';
 
@@ -15,7 +15,7 @@ export const User: UserResolvers = {
     if (ctx.viewer?.id !== user.id && !owner?.likesPublic) {
       throw forbidden(`user ${user.id} keeps their ${kind === 'FAV' ? 'favourites' : 'likes'} private`);
     }
-    const metric = METRICS[kind ?? 'LIKE'].name;
+    const metric = POST_RELATIONS[kind ?? 'LIKE'].name;
     return listPage(ctx, {
       list: `liked:${metric}:${user.id}`,
       first,
@@ -30,7 +30,7 @@ export const User: UserResolvers = {
       list: `followers:${user.id}`,
       first,
       after,
-      scan: (limit, from) => ctx.services.lists.usersOf(USER, user.id, FOLLOW, limit, from),
+      scan: (limit, from) => ctx.services.lists.usersOf(USER, user.id, FOLLOW.name, limit, from),
       load: (ids) => ctx.loaders.user.loadMany(ids),
     }),
 
@@ -39,7 +39,7 @@ export const User: UserResolvers = {
       list: `following:${user.id}`,
       first,
       after,
-      scan: (limit, from) => ctx.services.lists.entitiesOf(user.id, USER, FOLLOW, limit, from),
+      scan: (limit, from) => ctx.services.lists.entitiesOf(user.id, USER, FOLLOW.name, limit, from),
       load: (ids) => ctx.loaders.user.loadMany(ids),
     }),
 };

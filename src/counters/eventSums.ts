@@ -1,0 +1,30 @@
+// Events added up per entity and SDS slot: what the aggregator applies to the counters, and
+// what replay recomputes them from.
+import { entityName } from '../domain/entities.js';
+import type { LogEntry } from '../events/types.js';
+
+export interface EntitySum {
+  /** The entity's name (src/domain/entities.ts). */
+  name: string;
+  /** Ids of its first and last event among the entries. */
+  firstEvent: string;
+  lastEvent: string;
+  /** Net change per SDS slot. */
+  deltas: Map<number, number>;
+}
+
+/** The entries' net changes per entity, in the order entities first appear. */
+export function sumByEntity(entries: readonly LogEntry[]): EntitySum[] {
+  const sums = new Map<string, EntitySum>();
+  for (const { event } of entries) {
+    const name = entityName({ type: event.entityType, id: event.entityId });
+    let sum = sums.get(name);
+    if (!sum) {
+      sum = { name, firstEvent: event.id, lastEvent: event.id, deltas: new Map() };
+      sums.set(name, sum);
+    }
+    sum.lastEvent = event.id;
+    sum.deltas.set(event.slot, (sum.deltas.get(event.slot) ?? 0) + event.delta);
+  }
+  return [...sums.values()];
+}

@@ -1,0 +1,16 @@
+// Counter layouts: which slot of a post's SDS holds which count, and the order of a user's
+// counters (their SDS in Redis, their row in PostgreSQL). Scripts and readers take them from
+// here; nothing else spells a slot as a number.
+
+/** Every SDS is this many uint32 slots (lua/includes/sds.lua). */
+export const SDS_SLOTS = 5;
+
+/** A post's SDS slots. */
+export const POST_SLOTS = { read: 0, like: 1, fav: 2, comment: 3, repost: 4 } as const;
+
+/** A user's counters, in SDS slot order. */
+export const USER_COUNTERS = ['followings', 'followers', 'posts', 'likesReceived', 'favsReceived'] as const;
+export type UserCounter = (typeof USER_COUNTERS)[number];
+export type UserCounterValues = Record<UserCounter, number>;
+
+export const ZERO_USER_COUNTERS: UserCounterValues = { followings: 0, followers: 0, posts: 0, likesReceived: 0, favsReceived: 0 };
