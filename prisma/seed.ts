@@ -12,7 +12,7 @@ import { createLogger } from '../src/log.js';
 import { createRedis } from '../src/redis/client.js';
 import { checkDeployment } from '../src/redis/deployment.js';
 import { createKeys, type Keys } from '../src/redis/keys.js';
-import { type ScriptedRedis, withScripts } from '../src/redis/scripts.js';
+import { type ScriptedRedis, withScripts } from '../src/redis/luaScripts.js';
 import { createRelationStore } from '../src/relations/relationStore.js';
 import { random, shuffled } from './random.js';
 

@@ -30,8 +30,8 @@ import { createRecoveryServices } from './recovery/recoveryServices.js';
 import { createRedis } from './redis/client.js';
 import { checkDeployment } from './redis/deployment.js';
 import { createKeys } from './redis/keys.js';
+import { withScripts } from './redis/luaScripts.js';
 import { trackRoundTrips } from './redis/roundTrips.js';
-import { withScripts } from './redis/scripts.js';
 import { createRelationStore } from './relations/relationStore.js';
 import { createWorkers } from './workers.js';
 

@@ -24,7 +24,7 @@ import { createRecoveryServices } from './recovery/recoveryServices.js';
 import { createRecoveryWatch } from './recovery/recoveryWatch.js';
 import { createRedis } from './redis/client.js';
 import type { Keys } from './redis/keys.js';
-import { withScripts } from './redis/scripts.js';
+import { withScripts } from './redis/luaScripts.js';
 import { createFactPersister } from './relations/factPersister.js';
 
 export const RECONCILE_QUEUE = 'tally-reconcile';

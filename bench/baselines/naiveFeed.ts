@@ -14,7 +14,8 @@ import { POST } from '../../src/domain/entities.js';
 import { POST_RELATIONS } from '../../src/domain/relations.js';
 import { typeDefs } from '../../src/graphql/schema.js';
 import { createKeys } from '../../src/redis/keys.js';
-import { withScripts } from '../../src/redis/scripts.js';
+import { withScripts } from '../../src/redis/luaScripts.js';
+import { createScripts } from '../../src/redis/scripts.js';
 import { serveGraphQL } from '../lib/graphqlHttp.js';
 import { trackRedis } from '../lib/redisStats.js';
 import { DateTime, feedCursor, feedPosition } from './baselineFeed.js';
@@ -38,19 +39,11 @@ export async function startNaiveFeedServer(env: NodeJS.ProcessEnv) {
   const keys = createKeys(env.REDIS_KEY_PREFIX ?? '', Number(env.PARTITIONS ?? 16));
   const auth = createAuth(env.JWT_SECRET!);
 
+  const scripts = createScripts(redis, keys);
+  // One script call per post and kind: what a resolver without a DataLoader does.
   const hasFact = async (kind: 'LIKE' | 'FAV', postId: number, userId: number) => {
-    const post = { type: POST, id: postId };
-    const metric = POST_RELATIONS[kind].name;
-    const [bit] = await redis.hasFacts(
-      keys.chunkIndex(metric, post),
-      keys.prefix,
-      userId,
-      POST,
-      metric,
-      keys.partitionTag(keys.partitionOf(post)),
-      postId,
-    );
-    return bit;
+    const [facts] = await scripts.hasFacts({ userId, type: POST, relations: [POST_RELATIONS[kind]], ids: [postId] });
+    return facts!.has[0]! ? 1 : 0;
   };
 
   const resolvers = {

@@ -14,11 +14,11 @@ import { POST } from '../../src/domain/entities.js';
 import { POST_RELATIONS } from '../../src/domain/relations.js';
 import { createReadiness } from '../../src/recovery/readiness.js';
 import { createKeys, type Keys } from '../../src/redis/keys.js';
-import { type ScriptCommands, withScripts } from '../../src/redis/scripts.js';
+import { type ScriptedRedis, withScripts } from '../../src/redis/luaScripts.js';
 import { createRelationStore } from '../../src/relations/relationStore.js';
 
 /** One Redis server with Tally's scripts defined (SCAN walks one server). */
-type ScriptedServer = Redis & ScriptCommands;
+type ScriptedServer = Redis & ScriptedRedis;
 
 /** Tally's default; it only sets the width of the `{pN}` tags in key names. */
 const PARTITIONS = 16;

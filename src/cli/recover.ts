@@ -11,7 +11,7 @@ import { createRecoveryServices } from '../recovery/recoveryServices.js';
 import { createRedis } from '../redis/client.js';
 import { checkDeployment } from '../redis/deployment.js';
 import { createKeys } from '../redis/keys.js';
-import { withScripts } from '../redis/scripts.js';
+import { withScripts } from '../redis/luaScripts.js';
 import { createProgressBar } from './progress.js';
 
 const FOLLOW_POLL_MS = 500;

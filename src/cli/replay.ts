@@ -5,7 +5,7 @@ import { createEventLogs } from '../events/eventLog.js';
 import { createLogger } from '../log.js';
 import { createRedis } from '../redis/client.js';
 import { createKeys } from '../redis/keys.js';
-import { withScripts } from '../redis/scripts.js';
+import { withScripts } from '../redis/luaScripts.js';
 import { createProgressBar } from './progress.js';
 
 const config = loadConfig();

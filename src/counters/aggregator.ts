@@ -5,7 +5,7 @@ import type { Logger } from 'pino';
 import { entityName, POST } from '../domain/entities.js';
 import { comparePositions, type EventBatch, type EventLog, type LogEntry, type Subscription } from '../events/types.js';
 import type { Keys } from '../redis/keys.js';
-import type { ScriptedRedis } from '../redis/scripts.js';
+import { createScripts, type ScriptedRedis } from '../redis/scripts.js';
 import { sumByEntity } from './eventSums.js';
 
 export const AGGREGATOR_GROUP = 'counter-agg';
@@ -17,43 +17,36 @@ const MAX_ATTEMPTS = 8;
 const entityOf = (entry: LogEntry) => entityName({ type: entry.event.entityType, id: entry.event.entityId });
 
 export function createAggregator(deps: { redis: ScriptedRedis; keys: Keys; logger: Logger }) {
-  const { redis, keys, logger } = deps;
+  const { logger } = deps;
+  const scripts = createScripts(deps.redis, deps.keys);
 
   /** Applies one batch exactly once (safe to call again with the same or an overlapping batch). */
   async function applyBatch(batch: EventBatch): Promise<'applied' | 'skipped'> {
     const { partition, source } = batch;
     let entries = batch.entries;
     for (let attempt = 0; attempt < MAX_ATTEMPTS && entries.length > 0; attempt++) {
-      const args: (string | number)[] = [
-        keys.aggState(partition),
-        keys.dirty(partition),
-        keys.rebuilt(partition),
-        source,
-        entries[0]!.position,
-        entries.at(-1)!.position,
-        entries.reduce((newest, e) => (comparePositions(e.event.id, newest) > 0 ? e.event.id : newest), '0-0'),
-        keys.aggPrefix(partition),
-      ];
       const sums = sumByEntity(entries.filter((e) => COUNTED_TYPES.has(e.event.entityType)));
-      args.push(sums.length);
-      for (const sum of sums) {
-        const fields = [...sum.deltas].filter(([, delta]) => delta !== 0);
-        args.push(sum.name, sum.firstEvent, sum.lastEvent, fields.length, ...fields.flat());
-      }
-
-      const reply = await redis.applyCounterBatch(...args);
-      if (!Array.isArray(reply)) throw new Error(`applyCounterBatch refused the batch (code ${reply})`);
-      const [status, a, b] = reply;
-      if (status === 1) return 'applied';
-      if (status === 0) return 'skipped';
-      if (status === -1) {
-        // Part of this batch was applied before (redelivery after a crash): keep the rest.
-        entries = entries.filter((e) => comparePositions(e.position, a!) > 0);
-      } else if (status === -3) {
-        // The entity was rebuilt from facts mid-batch: its events up to the watermark are counted.
-        entries = entries.filter((e) => entityOf(e) !== a || comparePositions(e.event.id, b!) > 0);
-      } else {
-        throw new Error(`unexpected applyCounterBatch reply ${JSON.stringify(reply)}`);
+      const result = await scripts.applyCounterBatch({
+        partition,
+        source,
+        firstPosition: entries[0]!.position,
+        lastPosition: entries.at(-1)!.position,
+        newestEvent: entries.reduce((newest, e) => (comparePositions(e.event.id, newest) > 0 ? e.event.id : newest), '0-0'),
+        sums,
+      });
+      switch (result.outcome) {
+        case 'applied':
+          return 'applied';
+        case 'skipped':
+          return 'skipped';
+        case 'partly applied':
+          // Part of this batch was applied before (redelivery after a crash): keep the rest.
+          entries = entries.filter((e) => comparePositions(e.position, result.applied) > 0);
+          break;
+        case 'entity rebuilt':
+          // The entity was rebuilt from facts mid-batch: its events up to the watermark are counted.
+          entries = entries.filter((e) => entityOf(e) !== result.entity || comparePositions(e.event.id, result.watermark) > 0);
+          break;
       }
     }
     if (entries.length === 0) return 'skipped';

@@ -2,20 +2,11 @@
 // what replay recomputes them from.
 import { entityName } from '../domain/entities.js';
 import type { LogEntry } from '../events/types.js';
-
-export interface EntitySum {
-  /** The entity's name (src/domain/entities.ts). */
-  name: string;
-  /** Ids of its first and last event among the entries. */
-  firstEvent: string;
-  lastEvent: string;
-  /** Net change per SDS slot. */
-  deltas: Map<number, number>;
-}
+import type { EntityDeltas } from '../redis/scripts.js';
 
 /** The entries' net changes per entity, in the order entities first appear. */
-export function sumByEntity(entries: readonly LogEntry[]): EntitySum[] {
-  const sums = new Map<string, EntitySum>();
+export function sumByEntity(entries: readonly LogEntry[]): EntityDeltas[] {
+  const sums = new Map<string, EntityDeltas>();
   for (const { event } of entries) {
     const name = entityName({ type: event.entityType, id: event.entityId });
     let sum = sums.get(name);

@@ -1,9 +1,8 @@
 // Folds aggregated deltas into the SDS counters, partition by partition, one bounded Lua
 // call at a time (see lua/foldDirtyCounters-7.lua). Stopping between calls loses nothing:
 // the pass resumes from the `folding` set next time.
-import { POST_RELATION_SLOTS } from '../domain/relations.js';
 import type { Keys } from '../redis/keys.js';
-import type { ScriptedRedis } from '../redis/scripts.js';
+import { createScripts, type ScriptedRedis } from '../redis/scripts.js';
 
 export const FOLD_BATCH = 200;
 
@@ -14,28 +13,9 @@ export interface FoldResult {
 }
 
 export function createFlusher(deps: { redis: ScriptedRedis; keys: Keys }) {
-  const { redis, keys } = deps;
+  const scripts = createScripts(deps.redis, deps.keys);
 
-  async function foldOnce(partition: number, limit: number) {
-    const reply = await redis.foldDirtyCounters(
-      keys.dirty(partition),
-      keys.folding(partition),
-      keys.flushState(partition),
-      keys.flushed(partition),
-      keys.aggState(partition),
-      keys.outbox(partition),
-      keys.rebuilt(partition),
-      limit,
-      keys.aggPrefix(partition),
-      keys.countersPrefix(partition),
-      keys.prefix,
-      keys.partitionTag(partition),
-      POST_RELATION_SLOTS,
-    );
-    if (!Array.isArray(reply)) throw new Error(`foldDirtyCounters refused its arguments (code ${reply})`);
-    const [folded, remaining, rebuilt] = reply;
-    return { folded, remaining, rebuilt };
-  }
+  const foldOnce = (partition: number, limit: number) => scripts.foldDirtyCounters({ partition, limit });
 
   return {
     foldOnce,

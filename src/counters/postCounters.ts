@@ -5,11 +5,10 @@
 // answered here at all (the caller reads PostgreSQL).
 import { POST_SLOTS, SDS_SLOTS } from '../domain/counters.js';
 import { type EntityRef, entityName, POST } from '../domain/entities.js';
-import { POST_RELATIONS } from '../domain/relations.js';
 import { isCluster } from '../redis/client.js';
 import type { Keys } from '../redis/keys.js';
 import { commandGroups } from '../redis/partition.js';
-import type { ScriptedRedis } from '../redis/scripts.js';
+import { createScripts, type ScriptedRedis } from '../redis/scripts.js';
 import { encodeSds, isSds, sdsField } from './sds.js';
 
 export interface PostCounts {
@@ -21,18 +20,12 @@ export interface PostCounts {
 
 export function createPostCounters(deps: { redis: ScriptedRedis; keys: Keys; onMissing?: (postId: number) => void }) {
   const { redis, keys } = deps;
+  const scripts = createScripts(redis, keys);
 
   async function fromFacts(postId: number): Promise<PostCounts> {
-    const post = { type: POST, id: postId };
-    const [likes, favs, now] = await redis.countFromFacts(
-      keys.chunkIndex(POST_RELATIONS.LIKE.name, post),
-      keys.chunkIndex(POST_RELATIONS.FAV.name, post),
-      keys.prefix,
-      keys.partitionTag(keys.partitionOf(post)),
-      entityName(post),
-    );
+    const { likes, favs, at } = await scripts.countFromFacts({ type: POST, id: postId });
     // Facts are current: the count is exact as of the moment Redis read them.
-    return { likes, favs, asOf: new Date(now) };
+    return { likes, favs, asOf: at };
   }
 
   /** Indexes of the posts (in partitions not ready) that recovery restored already. */

@@ -6,13 +6,12 @@
 import type { FactStore } from '../db/facts.js';
 import type { PostStore } from '../db/posts.js';
 import { type EntityRef, POST } from '../domain/entities.js';
-import { POST_RELATION_SLOTS, POST_RELATIONS } from '../domain/relations.js';
 import { decodeOutboxEntry } from '../events/outboxCodec.js';
 import type { EventLog } from '../events/types.js';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
 import type { Keys } from '../redis/keys.js';
-import type { ScriptedRedis } from '../redis/scripts.js';
+import { createScripts, type ScriptedRedis } from '../redis/scripts.js';
 import { PERSISTER_GROUP } from '../relations/factPersister.js';
 
 const RECENT_PER_PARTITION = 200;
@@ -30,7 +29,7 @@ export interface ReconcileReport {
 interface Snapshot {
   postId: number;
   countersValid: boolean;
-  metrics: { name: string; counter: number; facts: number; pending: number; inFlight: number }[];
+  relations: { name: string; counter: number; facts: number; pending: number; inFlight: number }[];
 }
 
 export interface ReconcilerDeps {
@@ -49,7 +48,7 @@ export interface ReconcilerDeps {
 
 export function createReconciler(deps: ReconcilerDeps) {
   const { redis, keys } = deps;
-  const metricOrder = [POST_RELATIONS.LIKE.name, POST_RELATIONS.FAV.name];
+  const scripts = createScripts(redis, keys);
 
   /** Posts with events in the newest outbox entries, and a random sample of live posts. */
   async function candidates(): Promise<number[]> {
@@ -67,33 +66,11 @@ export function createReconciler(deps: ReconcilerDeps) {
   }
 
   async function inspect(postId: number): Promise<Snapshot | null> {
-    const post = { type: POST, id: postId };
-    const p = keys.partitionOf(post);
-    const reply = await redis.inspectCounters(
-      keys.counters(post),
-      keys.agg(post),
-      keys.aggState(p),
-      keys.outbox(p),
-      keys.rebuilt(p),
-      POST,
-      postId,
-      keys.prefix,
-      keys.partitionTag(p),
-      POST_RELATION_SLOTS,
-      IN_FLIGHT_SCAN_LIMIT,
-    );
-    if (reply[0] !== 1) return null;
-    return {
-      postId,
-      countersValid: reply[1] === 1,
-      metrics: metricOrder.map((name, i) => {
-        const [counter, facts, pending, inFlight] = reply.slice(2 + i * 4, 6 + i * 4) as [number, number, number, number];
-        return { name, counter, facts, pending, inFlight };
-      }),
-    };
+    const snapshot = await scripts.inspectCounters({ post: { type: POST, id: postId }, scanLimit: IN_FLIGHT_SCAN_LIMIT });
+    return snapshot && { postId, ...snapshot };
   }
 
-  const countersDrifted = (s: Snapshot) => !s.countersValid || s.metrics.some((m) => m.counter + m.pending + m.inFlight !== m.facts);
+  const countersDrifted = (s: Snapshot) => !s.countersValid || s.relations.some((m) => m.counter + m.pending + m.inFlight !== m.facts);
 
   /** Posts whose bitmap counts differ from PostgreSQL's active facts. */
   async function factMismatches(snapshots: Snapshot[]): Promise<number[]> {
@@ -103,7 +80,7 @@ export function createReconciler(deps: ReconcilerDeps) {
       snapshots.map((s) => s.postId),
     );
     const durable = (id: number, kind: string) => rows.find((r) => r.entityId === id && r.kind === kind)?.count ?? 0;
-    return snapshots.filter((s) => s.metrics.some((m) => m.facts !== durable(s.postId, m.name))).map((s) => s.postId);
+    return snapshots.filter((s) => s.relations.some((m) => m.facts !== durable(s.postId, m.name))).map((s) => s.postId);
   }
 
   /** Partitions whose persister has written everything the outbox holds. */
@@ -124,7 +101,7 @@ export function createReconciler(deps: ReconcilerDeps) {
 
       // Facts are comparable where nothing is in flight and the persister has caught up.
       const settled = (s: Snapshot) =>
-        persisted.has(keys.partitionOf({ type: POST, id: s.postId })) && s.metrics.every((m) => m.inFlight === 0);
+        persisted.has(keys.partitionOf({ type: POST, id: s.postId })) && s.relations.every((m) => m.inFlight === 0);
       let suspects = await factMismatches(snapshots.filter(settled));
       if (suspects.length > 0) {
         await new Promise((r) => setTimeout(r, FACT_RECHECK_MS));

@@ -5,7 +5,7 @@
 // history, so it refuses when events were ever trimmed (use rebuild or recovery then).
 import { comparePositions, type EventLog, type LogEntry } from '../events/types.js';
 import type { Keys } from '../redis/keys.js';
-import type { ScriptedRedis } from '../redis/scripts.js';
+import { createScripts, type ScriptedRedis } from '../redis/scripts.js';
 import { sumByEntity } from './eventSums.js';
 
 const SWITCH_BATCH = 500;
@@ -24,6 +24,7 @@ export interface ReplayProgress {
 
 export function createReplay(deps: { redis: ScriptedRedis; keys: Keys; eventLog: EventLog }) {
   const { redis, keys, eventLog } = deps;
+  const scripts = createScripts(redis, keys);
 
   /** Drops what an interrupted earlier replay of this partition left behind. */
   async function clearSums(p: number) {
@@ -50,21 +51,10 @@ export function createReplay(deps: { redis: ScriptedRedis; keys: Keys; eventLog:
   async function switchPartition(p: number, through: string, events: number, report: (progress: ReplayProgress) => void) {
     let switched = 0;
     for (;;) {
-      const reply = await redis.switchReplayedCounters(
-        keys.replayedEntities(p),
-        keys.aggState(p),
-        keys.outbox(p),
-        keys.rebuilt(p),
-        through,
-        SWITCH_BATCH,
-        keys.replayedPrefix(p),
-        keys.countersPrefix(p),
-        keys.aggPrefix(p),
-      );
-      if (!Array.isArray(reply)) throw new Error(`switchReplayedCounters refused its arguments (code ${reply})`);
-      switched += reply[0];
+      const { switched: now, left } = await scripts.switchReplayedCounters({ partition: p, through, limit: SWITCH_BATCH });
+      switched += now;
       report({ partition: p, events, switched });
-      if (reply[1] === 0) return;
+      if (left === 0) return;
     }
   }
 

@@ -6,7 +6,7 @@
 import type { UserCounterStore, UserCountRow } from '../db/userCounters.js';
 import { USER_COUNTERS, type UserCounterValues, ZERO_USER_COUNTERS } from '../domain/counters.js';
 import type { Keys } from '../redis/keys.js';
-import type { ScriptedRedis } from '../redis/scripts.js';
+import { createScripts, type ScriptedRedis } from '../redis/scripts.js';
 import { decodeSds } from './sds.js';
 
 export interface UserCounts extends UserCounterValues {
@@ -18,19 +18,12 @@ const fromSds = (v: number[]) => Object.fromEntries(USER_COUNTERS.map((field, sl
 
 export function createUserCounters(deps: { redis: ScriptedRedis; keys: Keys; store: UserCounterStore }) {
   const { redis, keys, store } = deps;
+  const scripts = createScripts(redis, keys);
 
   /** Caches rows unless a newer version is cached; `repair` also overwrites the same version. */
   async function cache(rows: readonly UserCountRow[], options: { repair?: boolean } = {}): Promise<void> {
     await Promise.all(
-      rows.map((r) =>
-        redis.setUserCounters(
-          keys.userCounters(r.userId),
-          keys.userCountersVersion(r.userId),
-          String(r.version),
-          ...USER_COUNTERS.map((field) => r[field]),
-          options.repair ? '1' : '0',
-        ),
-      ),
+      rows.map((r) => scripts.setUserCounters({ userId: r.userId, version: r.version, counters: r, repair: options.repair ?? false })),
     );
   }
 
@@ -68,9 +61,7 @@ export function createUserCounters(deps: { redis: ScriptedRedis; keys: Keys; sto
 
     /** Publishes how far the user counters are complete: the least-covered partition decides. */
     async publishAsOf(): Promise<number> {
-      const covered = await Promise.all(
-        Array.from({ length: keys.partitions }, (_, p) => redis.persistedAsOf(keys.persisted(p), keys.outbox(p))),
-      );
+      const covered = await Promise.all(Array.from({ length: keys.partitions }, (_, p) => scripts.persistedAsOf(p)));
       const asOf = Math.min(...covered);
       if (asOf > 0) await redis.set(keys.usersAsOf(), asOf);
       return asOf;

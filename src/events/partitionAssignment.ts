@@ -6,7 +6,7 @@
 import { createHash } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Keys } from '../redis/keys.js';
-import type { ScriptedRedis } from '../redis/scripts.js';
+import { createScripts, type ScriptedRedis } from '../redis/scripts.js';
 import { createStopSignal } from './stopSignal.js';
 
 export interface AssignmentOptions {
@@ -40,6 +40,7 @@ export function ownerOf(partition: number, members: readonly string[]): string |
 
 export function createPartitionAssignment(options: AssignmentOptions) {
   const { redis, keys, group, memberId, leaseMs, logger } = options;
+  const scripts = createScripts(redis, keys);
   const membersKey = keys.members(group);
   const owned = new Map<number, () => Promise<void>>();
   const signal = createStopSignal();
@@ -54,7 +55,7 @@ export function createPartitionAssignment(options: AssignmentOptions) {
     const stopWork = owned.get(partition);
     owned.delete(partition);
     await stopWork?.();
-    if (release) await redis.releaseLease(keys.lease(partition, group), memberId);
+    if (release) await scripts.releaseLease(keys.lease(partition, group), memberId);
   }
 
   async function cycle() {
@@ -69,7 +70,7 @@ export function createPartitionAssignment(options: AssignmentOptions) {
       if (!desired.has(partition)) {
         await giveUp(partition, true);
         logger.info({ group, partition }, 'partition handed over');
-      } else if ((await redis.renewLease(keys.lease(partition, group), memberId, leaseMs)) !== 1) {
+      } else if (!(await scripts.renewLease(keys.lease(partition, group), memberId, leaseMs))) {
         logger.warn({ group, partition }, 'partition lease lost');
         await giveUp(partition, false);
       }
@@ -79,7 +80,7 @@ export function createPartitionAssignment(options: AssignmentOptions) {
       const lease = keys.lease(partition, group);
       // A lease under our own name is ours from before a restart (a stable MEMBER_ID): take it at once.
       const acquired =
-        (await redis.renewLease(lease, memberId, leaseMs)) === 1 || (await redis.set(lease, memberId, 'PX', leaseMs, 'NX')) === 'OK';
+        (await scripts.renewLease(lease, memberId, leaseMs)) || (await redis.set(lease, memberId, 'PX', leaseMs, 'NX')) === 'OK';
       if (acquired) owned.set(partition, options.onAssigned(partition));
     }
   }

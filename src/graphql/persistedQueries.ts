@@ -6,12 +6,13 @@
 import type { KeyValueCache } from '@apollo/utils.keyvaluecache';
 import type { Config } from '../config.js';
 import type { Keys } from '../redis/keys.js';
-import type { ScriptedRedis } from '../redis/scripts.js';
+import { createScripts, type ScriptedRedis } from '../redis/scripts.js';
 
 export type PersistedQueryLimits = Config['persistedQueries'];
 
 export function createPersistedQueryStore(redis: ScriptedRedis, keys: Keys, limits: PersistedQueryLimits): KeyValueCache<string> {
   const ttlMs = limits.ttlS * 1000;
+  const scripts = createScripts(redis, keys);
   return {
     async get(key) {
       const [[, document], [, registeredAt]] = (await redis
@@ -26,16 +27,13 @@ export function createPersistedQueryStore(redis: ScriptedRedis, keys: Keys, limi
 
     async set(key, document) {
       if (Buffer.byteLength(document) > limits.maxDocumentBytes) return;
-      await redis.storePersistedQuery(
-        keys.persistedQueryDocuments(),
-        keys.persistedQueryRegistrations(),
-        keys.persistedQueryBytes(),
+      await scripts.storePersistedQuery({
         key,
         document,
         ttlMs,
-        limits.maxDocuments,
-        limits.maxBytes,
-      );
+        maxDocuments: limits.maxDocuments,
+        maxBytes: limits.maxBytes,
+      });
     },
 
     // Apollo never deletes a persisted query; an entry leaves by expiry or eviction.

@@ -3,7 +3,7 @@
 // charged by id; an anonymous client by its address (src/limits/clientAddress.ts).
 import { rateLimited } from '../errors.js';
 import type { Keys } from '../redis/keys.js';
-import type { ScriptedRedis } from '../redis/scripts.js';
+import { createScripts, type ScriptedRedis } from '../redis/scripts.js';
 
 export interface Budget {
   /** Tokens in a full bucket: the burst allowed. */
@@ -33,6 +33,7 @@ export function createRateLimiter(deps: {
   budgets: Record<BudgetName, Budget>;
   onRejected?: (budget: BudgetName) => void;
 }) {
+  const scripts = createScripts(deps.redis, deps.keys);
   const refusal = (name: BudgetName, retryAfterMs: number) => {
     const { capacity, windowMs } = deps.budgets[name];
     deps.onRejected?.(name);
@@ -46,9 +47,7 @@ export function createRateLimiter(deps: {
   async function takeUpTo(name: BudgetName, client: Client, wanted: number): Promise<{ granted: number; retryAfterMs: number }> {
     const { capacity, windowMs } = deps.budgets[name];
     const bucket = 'userId' in client ? deps.keys.rateLimit(name, client.userId) : deps.keys.addressRateLimit(name, client.address);
-    const reply = await deps.redis.takeTokens(bucket, capacity, windowMs, wanted);
-    if (!Array.isArray(reply)) throw new Error(`takeTokens refused its arguments (code ${reply})`);
-    const [granted, value] = reply;
+    const { granted, value } = await scripts.takeTokens({ bucket, capacity, windowMs, wanted });
     return { granted, retryAfterMs: granted === wanted ? 0 : value };
   }
 

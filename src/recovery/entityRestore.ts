@@ -11,7 +11,7 @@ import { type EntityRef, entityName, POST } from '../domain/entities.js';
 import { unavailable } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { Keys } from '../redis/keys.js';
-import type { ScriptedRedis } from '../redis/scripts.js';
+import { createScripts, type ScriptedRedis } from '../redis/scripts.js';
 import type { Readiness } from './readiness.js';
 
 const PAGE = 2000;
@@ -35,6 +35,7 @@ export interface EntityRestoreDeps {
 
 export function createEntityRestorer(deps: EntityRestoreDeps) {
   const { redis, keys, facts, readiness, logger } = deps;
+  const scripts = createScripts(redis, keys);
 
   async function copyFacts(entity: EntityRef, renew: () => Promise<void>): Promise<number> {
     let after = 0;
@@ -42,11 +43,8 @@ export function createEntityRestorer(deps: EntityRestoreDeps) {
     for (;;) {
       const page = await facts.activeOf(entity.type, entity.id, after, PAGE);
       if (page.length === 0) return copied;
-      const tag = keys.partitionTag(keys.partitionOf(entity));
       // Auto-pipelining sends the page's writes together.
-      await Promise.all(
-        page.map((f) => redis.writeFact(keys.chunkIndex(f.kind, entity), keys.prefix, tag, keys.relationBase(f.kind, entity), f.userId, 1)),
-      );
+      await Promise.all(page.map((f) => scripts.writeFact({ relation: f.kind, entity, userId: f.userId, active: true })));
       copied += page.length;
       after = page.at(-1)!.userId;
       await renew();
@@ -59,7 +57,7 @@ export function createEntityRestorer(deps: EntityRestoreDeps) {
     const token = randomUUID();
     if ((await redis.set(lock, token, 'PX', LOCK_MS, 'NX')) !== 'OK') return false;
     const renew = async () => {
-      if ((await redis.renewLease(lock, token, LOCK_MS)) !== 1) throw new Error(`lost the restore lock of ${entityName(entity)}`);
+      if (!(await scripts.renewLease(lock, token, LOCK_MS))) throw new Error(`lost the restore lock of ${entityName(entity)}`);
     };
     try {
       // Checked under the lock: a restorer that finished just before must not be repeated.
@@ -71,7 +69,7 @@ export function createEntityRestorer(deps: EntityRestoreDeps) {
       logger.debug({ entity: entityName(entity), facts: copied, ms: Date.now() - started }, 'restored from PostgreSQL');
       return true;
     } finally {
-      await redis.releaseLease(lock, token);
+      await scripts.releaseLease(lock, token);
     }
   }
 

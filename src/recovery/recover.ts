@@ -18,7 +18,7 @@ import type { UserCounterStore } from '../db/userCounters.js';
 import { type EntityRef, type EntityType, POST, USER } from '../domain/entities.js';
 import type { Logger } from '../log.js';
 import type { Keys } from '../redis/keys.js';
-import type { ScriptedRedis } from '../redis/scripts.js';
+import { createScripts, type ScriptedRedis } from '../redis/scripts.js';
 import type { EntityRestorer } from './entityRestore.js';
 import type { Readiness } from './readiness.js';
 
@@ -63,6 +63,7 @@ class Stopped extends Error {}
 
 export function createRecovery(deps: RecoveryDeps) {
   const { redis, keys, facts, readiness } = deps;
+  const scripts = createScripts(redis, keys);
   const pageSize = deps.pageSize ?? PAGE;
 
   async function restoreEntities(
@@ -124,7 +125,7 @@ export function createRecovery(deps: RecoveryDeps) {
       // Between pages: keep the lock, and stop there when the process shuts down.
       const renew = async () => {
         if (options.shouldStop?.()) throw new Stopped();
-        if ((await redis.renewLease(lock, holder, LOCK_MS)) !== 1) throw new Error('lost the recovery lock');
+        if (!(await scripts.renewLease(lock, holder, LOCK_MS))) throw new Error('lost the recovery lock');
       };
       try {
         const started = Date.now();
@@ -145,7 +146,7 @@ export function createRecovery(deps: RecoveryDeps) {
         if (error instanceof Stopped) return 'stopped';
         throw error;
       } finally {
-        await redis.releaseLease(lock, holder);
+        await scripts.releaseLease(lock, holder);
       }
     },
 

@@ -1,68 +1,329 @@
-// Loads lua/<name>-<keys>.lua once, inlines `--- @include "includes/x"` lines, and registers
-// each script on a connection with defineCommand (EVALSHA, falling back to EVAL).
-import { readdirSync, readFileSync } from 'node:fs';
-import type { Cluster, Redis } from 'ioredis';
-import { projectPath } from '../paths.js';
+// One typed call per Lua script (lua/<name>-<keys>.lua): named arguments in, a typed result
+// out, key names built here from src/redis/keys.ts in each script's header order. A bare
+// negative reply becomes a ScriptError of the closed set in src/redis/scriptErrors.ts; no
+// caller reads a raw reply.
+import { SDS_SLOTS, USER_COUNTERS, type UserCounterValues } from '../domain/counters.js';
+import { type EntityRef, type EntityType, entityName } from '../domain/entities.js';
+import { FAV, LIKE, POST_RELATION_SLOTS, type Relation } from '../domain/relations.js';
+import type { Keys } from './keys.js';
+import type { RawScripts, ScriptedRedis } from './luaScripts.js';
+import { unlessFailed } from './scriptErrors.js';
 
-const LUA_DIR = projectPath('lua');
-const INCLUDE = /^--- @include "([\w/]+)"\s*$/gm;
+export type { ScriptedRedis } from './luaScripts.js';
 
-function expand(source: string, seen = new Set<string>()): string {
-  return source.replace(INCLUDE, (_, name: string) => {
-    if (seen.has(name)) return '';
-    seen.add(name);
-    return expand(readFileSync(`${LUA_DIR}/${name}.lua`, 'utf8'), seen);
-  });
-}
-
-export interface ScriptSource {
+/** One entity's net changes per SDS slot, as the aggregator applies them. */
+export interface EntityDeltas {
   name: string;
-  numberOfKeys: number;
-  lua: string;
+  firstEvent: string;
+  lastEvent: string;
+  deltas: Map<number, number>;
 }
 
-/** Every script under lua/, with includes inlined. */
-export function loadScripts(): ScriptSource[] {
-  return readdirSync(LUA_DIR)
-    .map((file) => /^(\w+)-(\d+)\.lua$/.exec(file))
-    .filter((m): m is RegExpExecArray => m !== null)
-    .map(([file, name, keys]) => ({
-      name: name!,
-      numberOfKeys: Number(keys),
-      lua: expand(readFileSync(`${LUA_DIR}/${file}`, 'utf8')),
-    }));
+export type BatchOutcome =
+  | { outcome: 'applied' }
+  /** Every event is at or below the position already applied. */
+  | { outcome: 'skipped'; applied: string }
+  /** Events up to `applied` were applied before (a redelivery): apply the rest. */
+  | { outcome: 'partly applied'; applied: string }
+  /** The entity was rebuilt mid-batch: its events up to `watermark` are counted already. */
+  | { outcome: 'entity rebuilt'; entity: string; watermark: string };
+
+export type RebuildRight = { status: 'acquired' } | { status: 'locked' | 'rate-limited'; retryInMs: number };
+
+export interface CountersSnapshot {
+  countersValid: boolean;
+  /** Per counted relation (by name): the counter, the facts, deltas pending a fold, events not aggregated. */
+  relations: { name: string; counter: number; facts: number; pending: number; inFlight: number }[];
 }
 
-type Arg = string | number;
+/** The relations a post's counters count, in the order of POST_RELATION_SLOTS. */
+const COUNTED = [LIKE, FAV];
+const BATCH = { applied: 1, skipped: 0, partlyApplied: -1, entityRebuilt: -3 } as const;
+const REBUILD = { acquired: 1, locked: 0, rateLimited: -1 } as const;
 
-/** The scripts as typed commands. Keys come first, in the order of each script's header. */
-export interface ScriptCommands {
-  setRelation(...args: Arg[]): Promise<[number, number, string] | number>;
-  hasFacts(...args: Arg[]): Promise<number[]>;
-  writeFact(...args: Arg[]): Promise<number>;
-  applyCounterBatch(...args: Arg[]): Promise<[number, ...(string | null)[]] | number>;
-  foldDirtyCounters(...args: Arg[]): Promise<[number, number, number] | number>;
-  countFromFacts(...args: Arg[]): Promise<[number, number, number]>;
-  rebuildCounters(...args: Arg[]): Promise<[number, number, number, number, number, string]>;
-  acquireRebuild(...args: Arg[]): Promise<[number, number?] | number>;
-  inspectCounters(...args: Arg[]): Promise<number[]>;
-  switchReplayedCounters(...args: Arg[]): Promise<[number, number] | number>;
-  persistedAsOf(persistedKey: string, outboxKey: string): Promise<number>;
-  setUserCounters(...args: Arg[]): Promise<number>;
-  raisePosition(key: string, position: string): Promise<number>;
-  takeTokens(bucket: string, capacity: number, windowMs: number, wanted: number): Promise<[number, number] | number>;
-  storePersistedQuery(...args: Arg[]): Promise<number>;
-  renewLease(key: string, holder: string, ms: number): Promise<number>;
-  releaseLease(key: string, holder: string): Promise<number>;
+export function createScripts(redis: ScriptedRedis, keys: Keys) {
+  const raw = redis as unknown as RawScripts;
+  const call = async <T>(script: string, ...args: (string | number)[]): Promise<T> =>
+    unlessFailed<T>(script, (await raw[script]!(...args)) as T | number);
+  const tagOf = (entity: EntityRef) => keys.partitionTag(keys.partitionOf(entity));
+
+  return {
+    /** Sets a user's relation to an entity to `active`, appending its event if that changed it. */
+    async setRelation(a: {
+      entity: EntityRef;
+      relation: Relation;
+      userId: number;
+      /** Whose counters the change also moves (the post's author, the followed user). */
+      authorId: number;
+      active: boolean;
+      /** The request's idempotency key ('' for none) and what it stands for. */
+      idempotencyKey: string;
+      fingerprint: string;
+      idempotencyTtlS: number;
+    }): Promise<{ changed: boolean; replayed: boolean; eventId: string }> {
+      const partition = keys.partitionOf(a.entity);
+      const [status, changed, eventId] = await call<[number, number, string]>(
+        'setRelation',
+        keys.chunkIndex(a.relation.name, a.entity),
+        keys.arrayIndex(a.relation.name, a.entity),
+        keys.outbox(partition),
+        keys.idempotency(a.entity, a.userId, a.idempotencyKey),
+        keys.ready(partition),
+        keys.restored(partition),
+        keys.partitionTag(partition),
+        a.active ? 1 : 0,
+        keys.prefix,
+        a.fingerprint,
+        a.idempotencyTtlS,
+        a.entity.type,
+        a.entity.id,
+        a.relation.name,
+        a.relation.slot,
+        a.userId,
+        a.authorId,
+      );
+      return { changed: changed === 1, replayed: status === 2, eventId };
+    },
+
+    /**
+     * Whether `userId` has each relation on each entity (one call: the entities must share a
+     * slot on a Cluster), and whether Redis holds each entity's facts at all.
+     */
+    async hasFacts(a: { userId: number; type: EntityType; relations: readonly Relation[]; ids: readonly number[] }) {
+      const args: (string | number)[] = [
+        keys.chunkIndex(a.relations[0]!.name, { type: a.type, id: a.ids[0]! }),
+        keys.prefix,
+        a.userId,
+        a.type,
+        a.relations.map((r) => r.name).join(','),
+      ];
+      for (const id of a.ids) args.push(tagOf({ type: a.type, id }), id);
+      const reply = await call<number[]>('hasFacts', ...args);
+      const stride = a.relations.length + 1; // per entity: whether Redis holds it, then each relation
+      return a.ids.map((_, k) => ({
+        ready: reply[k * stride] === 1,
+        has: a.relations.map((_, r) => reply[k * stride + 1 + r] === 1),
+      }));
+    },
+
+    /** Sets one fact without an event (restoring what PostgreSQL holds); true when it changed. */
+    async writeFact(a: { relation: string; entity: EntityRef; userId: number; active: boolean }): Promise<boolean> {
+      const reply = await call<number>(
+        'writeFact',
+        keys.chunkIndex(a.relation, a.entity),
+        keys.prefix,
+        tagOf(a.entity),
+        keys.relationBase(a.relation, a.entity),
+        a.userId,
+        a.active ? 1 : 0,
+      );
+      return reply === 1;
+    },
+
+    /** Applies a partition's batch, summed per entity, exactly once (its position is recorded with it). */
+    async applyCounterBatch(a: {
+      partition: number;
+      source: string;
+      firstPosition: string;
+      lastPosition: string;
+      newestEvent: string;
+      sums: readonly EntityDeltas[];
+    }): Promise<BatchOutcome> {
+      const p = a.partition;
+      const args: (string | number)[] = [
+        keys.aggState(p),
+        keys.dirty(p),
+        keys.rebuilt(p),
+        a.source,
+        a.firstPosition,
+        a.lastPosition,
+        a.newestEvent,
+        keys.aggPrefix(p),
+        a.sums.length,
+      ];
+      for (const sum of a.sums) {
+        const deltas = [...sum.deltas].filter(([, delta]) => delta !== 0);
+        args.push(sum.name, sum.firstEvent, sum.lastEvent, deltas.length, ...deltas.flat());
+      }
+      const [status, x, y] = await call<[number, string?, string?]>('applyCounterBatch', ...args);
+      switch (status) {
+        case BATCH.applied:
+          return { outcome: 'applied' };
+        case BATCH.skipped:
+          return { outcome: 'skipped', applied: x! };
+        case BATCH.partlyApplied:
+          return { outcome: 'partly applied', applied: x! };
+        case BATCH.entityRebuilt:
+          return { outcome: 'entity rebuilt', entity: x!, watermark: y! };
+        default:
+          throw new Error(`applyCounterBatch: unknown outcome ${status}`);
+      }
+    },
+
+    /** Folds up to `limit` dirty entities of a partition into their SDS counters. */
+    async foldDirtyCounters(a: { partition: number; limit: number }) {
+      const p = a.partition;
+      const [folded, remaining, rebuilt] = await call<[number, number, number]>(
+        'foldDirtyCounters',
+        keys.dirty(p),
+        keys.folding(p),
+        keys.flushState(p),
+        keys.flushed(p),
+        keys.aggState(p),
+        keys.outbox(p),
+        keys.rebuilt(p),
+        a.limit,
+        keys.aggPrefix(p),
+        keys.countersPrefix(p),
+        keys.prefix,
+        keys.partitionTag(p),
+        POST_RELATION_SLOTS,
+      );
+      return { folded, remaining, rebuilt };
+    },
+
+    /** A post's like and favourite counts straight from its facts, and Redis's time. */
+    async countFromFacts(post: EntityRef) {
+      const [likes, favs, at] = await call<[number, number, number]>(
+        'countFromFacts',
+        keys.chunkIndex(LIKE.name, post),
+        keys.chunkIndex(FAV.name, post),
+        keys.prefix,
+        tagOf(post),
+        entityName(post),
+      );
+      return { likes, favs, at: new Date(at) };
+    },
+
+    /** Recounts an entity from its facts and records the watermark, in one atomic step. */
+    async rebuildCounters(entity: EntityRef): Promise<{ counters: number[]; watermark: string | null }> {
+      const p = keys.partitionOf(entity);
+      const reply = await call<(number | string)[]>(
+        'rebuildCounters',
+        keys.counters(entity),
+        keys.agg(entity),
+        keys.aggState(p),
+        keys.outbox(p),
+        keys.rebuilt(p),
+        entityName(entity),
+        keys.prefix,
+        keys.partitionTag(p),
+        POST_RELATION_SLOTS,
+      );
+      return { counters: reply.slice(0, SDS_SLOTS) as number[], watermark: (reply[SDS_SLOTS] as string) || null };
+    },
+
+    /** Takes the entity's rebuild lock and one slot of its rate limit. */
+    async acquireRebuild(a: {
+      entity: EntityRef;
+      holder: string;
+      lockMs: number;
+      windowMs: number;
+      allowed: number;
+    }): Promise<RebuildRight> {
+      const [status, ttl = 0] = await call<[number, number?]>(
+        'acquireRebuild',
+        keys.rebuildLock(a.entity),
+        keys.rebuildRate(a.entity),
+        a.holder,
+        a.lockMs,
+        a.windowMs,
+        a.allowed,
+      );
+      if (status === REBUILD.acquired) return { status: 'acquired' };
+      return { status: status === REBUILD.locked ? 'locked' : 'rate-limited', retryInMs: Math.max(ttl, 1) };
+    },
+
+    /** Reconciliation's atomic snapshot of a post; null when it cannot be checked now. */
+    async inspectCounters(a: { post: EntityRef; scanLimit: number }): Promise<CountersSnapshot | null> {
+      const p = keys.partitionOf(a.post);
+      const reply = await call<number[]>(
+        'inspectCounters',
+        keys.counters(a.post),
+        keys.agg(a.post),
+        keys.aggState(p),
+        keys.outbox(p),
+        keys.rebuilt(p),
+        a.post.type,
+        a.post.id,
+        keys.prefix,
+        keys.partitionTag(p),
+        POST_RELATION_SLOTS,
+        a.scanLimit,
+      );
+      if (reply[0] !== 1) return null;
+      return {
+        countersValid: reply[1] === 1,
+        relations: COUNTED.map(({ name }, i) => {
+          const [counter, facts, pending, inFlight] = reply.slice(2 + i * 4, 6 + i * 4) as [number, number, number, number];
+          return { name, counter, facts, pending, inFlight };
+        }),
+      };
+    },
+
+    /** Switches up to `limit` replayed entities of a partition to their recomputed counters. */
+    async switchReplayedCounters(a: { partition: number; through: string; limit: number }) {
+      const p = a.partition;
+      const [switched, left] = await call<[number, number]>(
+        'switchReplayedCounters',
+        keys.replayedEntities(p),
+        keys.aggState(p),
+        keys.outbox(p),
+        keys.rebuilt(p),
+        a.through,
+        a.limit,
+        keys.replayedPrefix(p),
+        keys.countersPrefix(p),
+        keys.aggPrefix(p),
+      );
+      return { switched, left };
+    },
+
+    /** Epoch ms before which every change of the partition is in PostgreSQL. */
+    persistedAsOf: (partition: number) => call<number>('persistedAsOf', keys.persisted(partition), keys.outbox(partition)),
+
+    /** Caches a user's counters unless a newer version is cached (`repair` also overwrites the same one). */
+    async setUserCounters(a: { userId: number; version: bigint; counters: UserCounterValues; repair: boolean }): Promise<boolean> {
+      const reply = await call<number>(
+        'setUserCounters',
+        keys.userCounters(a.userId),
+        keys.userCountersVersion(a.userId),
+        String(a.version),
+        ...USER_COUNTERS.map((field) => a.counters[field]),
+        a.repair ? '1' : '0',
+      );
+      return reply === 1;
+    },
+
+    /** Moves a recorded position forward (never back); true when it moved. */
+    raisePosition: async (key: string, position: string) => (await call<number>('raisePosition', key, position)) === 1,
+
+    /** Takes up to `wanted` tokens: how many were granted, then tokens left or ms until the next. */
+    async takeTokens(a: { bucket: string; capacity: number; windowMs: number; wanted: number }) {
+      const [granted, value] = await call<[number, number]>('takeTokens', a.bucket, a.capacity, a.windowMs, a.wanted);
+      return { granted, value };
+    },
+
+    /** Stores a persisted query in the bounded store; how many documents it evicted. */
+    storePersistedQuery: (a: { key: string; document: string; ttlMs: number; maxDocuments: number; maxBytes: number }) =>
+      call<number>(
+        'storePersistedQuery',
+        keys.persistedQueryDocuments(),
+        keys.persistedQueryRegistrations(),
+        keys.persistedQueryBytes(),
+        a.key,
+        a.document,
+        a.ttlMs,
+        a.maxDocuments,
+        a.maxBytes,
+      ),
+
+    /** Extends a lease the caller holds; false when it does not. */
+    renewLease: async (key: string, holder: string, ms: number) => (await call<number>('renewLease', key, holder, ms)) === 1,
+
+    /** Gives a lease back if the caller holds it. */
+    releaseLease: async (key: string, holder: string) => (await call<number>('releaseLease', key, holder)) === 1,
+  };
 }
 
-export type ScriptedRedis = (Redis | Cluster) & ScriptCommands;
-
-const sources = loadScripts();
-
-export function withScripts<T extends Redis | Cluster>(redis: T): T & ScriptCommands {
-  for (const script of sources) {
-    redis.defineCommand(script.name, { lua: script.lua, numberOfKeys: script.numberOfKeys });
-  }
-  return redis as T & ScriptCommands;
-}
+export type Scripts = ReturnType<typeof createScripts>;

@@ -13,7 +13,7 @@ import { relationNamed, userCounterChanges } from '../domain/relations.js';
 import type { EventBatch, EventLog, Subscription } from '../events/types.js';
 import type { Logger } from '../log.js';
 import type { Keys } from '../redis/keys.js';
-import type { ScriptedRedis } from '../redis/scripts.js';
+import { createScripts, type ScriptedRedis } from '../redis/scripts.js';
 import { packVersion } from './factVersion.js';
 
 export const PERSISTER_GROUP = 'counter-facts';
@@ -100,6 +100,7 @@ export interface FactPersisterDeps {
 
 export function createFactPersister(deps: FactPersisterDeps) {
   const { db, logger } = deps;
+  const scripts = createScripts(deps.redis, deps.keys);
 
   async function persist(batch: EventBatch): Promise<number> {
     const rows = latestFacts(batch);
@@ -134,7 +135,7 @@ export function createFactPersister(deps: FactPersisterDeps) {
       return addUserCounts(tx, userDeltas(changed, rows));
     }, PERSIST_TRANSACTION);
     await deps.userCounters.cache(counterRows);
-    await deps.redis.raisePosition(deps.keys.persisted(batch.partition), batch.entries.at(-1)!.event.id);
+    await scripts.raisePosition(deps.keys.persisted(batch.partition), batch.entries.at(-1)!.event.id);
     return rows.length;
   }
 

@@ -6,12 +6,11 @@ import { conflict, unavailable } from '../errors.js';
 import { isCluster } from '../redis/client.js';
 import type { Keys } from '../redis/keys.js';
 import { commandGroups } from '../redis/partition.js';
-import type { ScriptedRedis } from '../redis/scripts.js';
+import { isScriptError, ScriptErrorCode } from '../redis/scriptErrors.js';
+import { createScripts, type ScriptedRedis } from '../redis/scripts.js';
 import { checkText } from '../text.js';
 
 export const IDEMPOTENCY_TTL_S = 24 * 3600;
-/** setRelation's reply when Redis does not hold the entity's facts (lua/setRelation-6.lua). */
-const NOT_RESTORED = -3;
 export const IDEMPOTENCY_KEY_MAX = 255;
 
 export interface SetRelationInput {
@@ -60,6 +59,7 @@ export interface RelationStoreDeps {
 }
 
 export function createRelationStore(redis: ScriptedRedis, keys: Keys, deps: RelationStoreDeps = {}) {
+  const scripts = createScripts(redis, keys);
   const conflictError = () => conflict('idempotencyKey was already used for a different request; use a new key for a new action');
 
   async function setFact(input: SetFactInput): Promise<SetRelationResult> {
@@ -77,38 +77,33 @@ export function createRelationStore(redis: ScriptedRedis, keys: Keys, deps: Rela
       if (claimed !== null && claimed !== fingerprint) throw conflictError();
     }
 
-    const partition = keys.partitionOf(entity);
     const attempt = () =>
-      redis.setRelation(
-        keys.chunkIndex(relation.name, entity),
-        keys.arrayIndex(relation.name, entity),
-        keys.outbox(partition),
-        keys.idempotency(entity, userId, key ?? ''),
-        keys.ready(partition),
-        keys.restored(partition),
-        keys.partitionTag(partition),
-        active ? 1 : 0,
-        keys.prefix,
-        fingerprint,
-        IDEMPOTENCY_TTL_S,
-        entity.type,
-        entity.id,
-        relation.name,
-        relation.slot,
+      scripts.setRelation({
+        entity,
+        relation,
         userId,
         authorId,
-      );
-    let reply = await attempt();
-    if (reply === NOT_RESTORED && deps.restore) {
-      await deps.restore(entity);
-      reply = await attempt();
+        active,
+        idempotencyKey: key ?? '',
+        fingerprint,
+        idempotencyTtlS: IDEMPOTENCY_TTL_S,
+      });
+    try {
+      try {
+        return await attempt();
+      } catch (error) {
+        // Redis lost this entity's facts: bring them back from PostgreSQL, then decide.
+        if (!isScriptError(error, ScriptErrorCode.NotRestored) || !deps.restore) throw error;
+        await deps.restore(entity);
+        return await attempt();
+      }
+    } catch (error) {
+      if (isScriptError(error, ScriptErrorCode.IdempotencyConflict)) throw conflictError();
+      if (isScriptError(error, ScriptErrorCode.NotRestored)) {
+        throw unavailable(`${entity.type} ${entity.id} is being restored after a Redis restart; try again shortly`, 1000);
+      }
+      throw error;
     }
-    if (reply === NOT_RESTORED)
-      throw unavailable(`${entity.type} ${entity.id} is being restored after a Redis restart; try again shortly`, 1000);
-    if (reply === -1) throw conflictError();
-    if (!Array.isArray(reply)) throw new Error(`setRelation failed with code ${reply}`);
-    const [status, changed, eventId] = reply;
-    return { changed: changed === 1, replayed: status === 2, eventId };
   }
 
   /**
@@ -125,20 +120,11 @@ export function createRelationStore(redis: ScriptedRedis, keys: Keys, deps: Rela
   ): Promise<FactsOrUnknown<boolean[]>[]> {
     const partitions = ids.map((id) => keys.partitionOf({ type, id }));
     const answers: FactsOrUnknown<boolean[]>[] = new Array(ids.length);
-    const stride = relations.length + 1; // per entity: whether Redis holds it, then each relation
     await Promise.all(
       commandGroups(ids, (_, i) => partitions[i]!, isCluster(redis)).map(async (indexes) => {
-        const args: (string | number)[] = [
-          keys.chunkIndex(relations[0]!.name, { type, id: ids[indexes[0]!]! }),
-          keys.prefix,
-          userId,
-          type,
-          relations.map((r) => r.name).join(','),
-        ];
-        for (const i of indexes) args.push(keys.partitionTag(partitions[i]!), ids[i]!);
-        const reply = await redis.hasFacts(...args);
+        const facts = await scripts.hasFacts({ userId, type, relations, ids: indexes.map((i) => ids[i]!) });
         indexes.forEach((i, k) => {
-          answers[i] = reply[k * stride] === 1 ? relations.map((_, m) => reply[k * stride + 1 + m] === 1) : null;
+          answers[i] = facts[k]!.ready ? facts[k]!.has : null;
         });
       }),
     );

@@ -1,7 +1,11 @@
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
-import { loadScripts } from '../../src/redis/scripts.js';
+import { createKeys } from '../../src/redis/keys.js';
+import { loadScripts, withScripts } from '../../src/redis/luaScripts.js';
+import { ScriptError, ScriptErrorCode } from '../../src/redis/scriptErrors.js';
+import { createScripts } from '../../src/redis/scripts.js';
 import { TEST_REDIS_URL } from '../support/env.js';
+import { uniquePrefix } from '../support/redis.js';
 
 const redis = new Redis(TEST_REDIS_URL);
 afterAll(() => redis.disconnect());
@@ -36,5 +40,15 @@ describe('lua scripts', () => {
 
   it.each(scripts.map((s) => [s.name, s] as const))('%s compiles in Redis', async (_, script) => {
     expect(await redis.script('LOAD', script.lua)).toMatch(/^[0-9a-f]{40}$/);
+  });
+
+  it('reach callers as typed calls: a refused call is a ScriptError with a code of the closed set', async () => {
+    const scripts = createScripts(withScripts(redis), createKeys(uniquePrefix('ls'), 4));
+    const refused = await scripts.takeTokens({ bucket: 'unused', capacity: 0, windowMs: 1000, wanted: 1 }).catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(ScriptError);
+    expect(refused).toMatchObject({ script: 'takeTokens', code: ScriptErrorCode.InvalidArguments });
+    expect(await scripts.raisePosition('unused', 'not-a-position').catch((e: unknown) => (e as ScriptError).code)).toBe(
+      ScriptErrorCode.InvalidArguments,
+    );
   });
 });

@@ -5,7 +5,6 @@ import { createAggregator } from '../../src/counters/aggregator.js';
 import { createFlusher } from '../../src/counters/flush.js';
 import { createPostCounters } from '../../src/counters/postCounters.js';
 import { decodeSds } from '../../src/counters/sds.js';
-import { entityName } from '../../src/domain/entities.js';
 import type { PostRelationKind } from '../../src/domain/relations.js';
 import { decodeOutboxEntry } from '../../src/events/outboxCodec.js';
 import { createRedisStreamsLog, OUTBOX_SOURCE } from '../../src/events/redisStreams.js';
@@ -14,7 +13,8 @@ import { createLogger } from '../../src/log.js';
 import { createReadiness } from '../../src/recovery/readiness.js';
 import { createRedis } from '../../src/redis/client.js';
 import { createKeys } from '../../src/redis/keys.js';
-import { withScripts } from '../../src/redis/scripts.js';
+import { withScripts } from '../../src/redis/luaScripts.js';
+import { createScripts } from '../../src/redis/scripts.js';
 import { createRelationStore } from '../../src/relations/relationStore.js';
 import { TEST_REDIS_URL } from './env.js';
 import { deleteKeys, uniquePrefix } from './redis.js';
@@ -74,13 +74,7 @@ export function createCounterFixture(options: { partitions?: number; leaseMs?: n
     /** Likes and favs counted straight from the bitmaps. */
     async factsOf(postId: number): Promise<{ likes: number; favs: number }> {
       const post = { type: 'post' as const, id: postId };
-      const [likes, favs] = await redis.countFromFacts(
-        keys.chunkIndex('like', post),
-        keys.chunkIndex('fav', post),
-        keys.prefix,
-        keys.partitionTag(keys.partitionOf(post)),
-        entityName(post),
-      );
+      const { likes, favs } = await createScripts(redis, keys).countFromFacts(post);
       return { likes, favs };
     },
 
