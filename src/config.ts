@@ -2,7 +2,7 @@
 // fails fast with a message naming the variable (docs/operations.md lists them all).
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
-import type { Budget, BudgetName } from './limits/rateLimiter.js';
+import type { Budget, BudgetName } from './domain/budgets.js';
 
 export type Role = 'all' | 'api' | 'worker';
 export type EventLogKind = 'redis' | 'kafka';

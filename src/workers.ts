@@ -4,7 +4,9 @@
 // Redis that lost its data. Its own Redis connections and PostgreSQL pool, so worker traffic
 // never queues behind (or counts as) the API's.
 import type { Config } from './config.js';
-import { createAggregator } from './counters/aggregator.js';
+import { createAggregator } from './consumers/aggregator.js';
+import { createFactPersister } from './consumers/factPersister.js';
+import { relayFor } from './consumers/relay.js';
 import { createFlusher } from './counters/flush.js';
 import { createRebuilder } from './counters/rebuild.js';
 import { createReconciler } from './counters/reconcile.js';
@@ -25,7 +27,6 @@ import { createRecoveryWatch } from './recovery/recoveryWatch.js';
 import { createRedis } from './redis/client.js';
 import type { Keys } from './redis/keys.js';
 import { withScripts } from './redis/luaScripts.js';
-import { createFactPersister } from './relations/factPersister.js';
 
 export const RECONCILE_QUEUE = 'tally-reconcile';
 
@@ -38,7 +39,7 @@ export function createWorkers(config: Config, keys: Keys, logger: Logger, metric
   const aggregator = createAggregator({ redis, keys, logger });
   const eventLogs = createEventLogs(config, redis, keys, logger);
   const eventLog = eventLogs.consumed;
-  const relay = eventLogs.createRelay?.() ?? null;
+  const relay = relayFor(eventLogs, logger);
   const aggregation = aggregator.subscribe(eventLog);
   const userCounterStore = createUserCounterStore(db);
   const userCounters = createUserCounters({ redis, keys, store: userCounterStore });

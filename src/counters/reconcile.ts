@@ -6,13 +6,13 @@
 import type { FactStore } from '../db/facts.js';
 import type { PostStore } from '../db/posts.js';
 import { type EntityRef, POST } from '../domain/entities.js';
+import { PERSISTER_GROUP } from '../events/groups.js';
 import { decodeOutboxEntry } from '../events/outboxCodec.js';
 import type { EventLog } from '../events/types.js';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
 import type { Keys } from '../redis/keys.js';
 import { createScripts, type ScriptedRedis } from '../redis/scripts.js';
-import { PERSISTER_GROUP } from '../relations/factPersister.js';
 
 const RECENT_PER_PARTITION = 200;
 const IN_FLIGHT_SCAN_LIMIT = 5000;

@@ -2,14 +2,12 @@
 // script) always exists. With EVENT_LOG=redis consumers read it directly; with
 // EVENT_LOG=kafka a relay copies it into the Kafka topic and consumers read Kafka.
 import type { Config } from '../config.js';
-import { AGGREGATOR_GROUP } from '../counters/aggregator.js';
 import type { Logger } from '../log.js';
 import type { Keys } from '../redis/keys.js';
 import type { ScriptedRedis } from '../redis/scripts.js';
-import { PERSISTER_GROUP } from '../relations/factPersister.js';
+import { AGGREGATOR_GROUP, PERSISTER_GROUP } from './groups.js';
 import { createKafkaClient } from './kafka/client.js';
 import { createKafkaLog } from './kafka/kafkaLog.js';
-import { createRelay } from './kafka/relay.js';
 import { createRedisStreamsLog } from './redisStreams.js';
 import type { EventLog } from './types.js';
 
@@ -27,7 +25,7 @@ export function createEventLogs(config: Config, redis: ScriptedRedis, keys: Keys
     return {
       outbox,
       consumed: outbox as EventLog,
-      createRelay: null,
+      relayTarget: null,
       lag: () => outbox.lag(),
       // The outbox is lost with the rest of Redis: no event in it is still on its way to PostgreSQL.
       durableLogSettled: async () => true,
@@ -50,8 +48,8 @@ export function createEventLogs(config: Config, redis: ScriptedRedis, keys: Keys
   return {
     outbox,
     consumed,
-    /** Only workers run the relay. */
-    createRelay: () => createRelay({ kafka, outbox, topic: config.kafka.topic, idempotent: config.kafka.idempotent, logger }),
+    /** Where the relay (run by workers, src/consumers/relay.ts) copies the outbox to. */
+    relayTarget: { kafka, topic: config.kafka.topic, idempotent: config.kafka.idempotent },
     /** Lag of every group: the relay on the outbox, the consumers on Kafka. */
     lag: async () => [...(await outbox.lag()), ...(await consumed.lag())],
     durableLogSettled: persistedEverythingIn(consumed),

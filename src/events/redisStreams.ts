@@ -3,9 +3,8 @@
 // time (see partitionAssignment); a batch is acknowledged only after its handler resolved;
 // a new owner first reclaims what the previous one left pending (XAUTOCLAIM), in order.
 import type { Logger } from 'pino';
-import { HISTORY_FIELD } from '../redis/deployment.js';
 import { callOnKey } from '../redis/keyedCommand.js';
-import type { Keys } from '../redis/keys.js';
+import { type Keys, META } from '../redis/keys.js';
 import type { ScriptedRedis } from '../redis/scripts.js';
 import { decodeOutboxEntry } from './outboxCodec.js';
 import { trimOutbox } from './outboxTrimmer.js';
@@ -108,7 +107,7 @@ export function createRedisStreamsLog(options: RedisStreamsOptions): EventLog {
             if (Date.now() - lastTrim > trimIntervalMs) {
               lastTrim = Date.now();
               if ((await trimOutbox(redis, stream, options.retentionMs)) > 0) {
-                await redis.hset(keys.meta(), HISTORY_FIELD, 'trimmed');
+                await redis.hset(keys.meta(), META.history, 'trimmed');
               }
             }
             if (raw.length < batchSize && reclaimCursor === null) await signal.sleep(idlePollMs);
@@ -190,7 +189,7 @@ export function createRedisStreamsLog(options: RedisStreamsOptions): EventLog {
     subscribe,
     lag,
     readHistory,
-    historyComplete: async () => (await redis.hget(keys.meta(), HISTORY_FIELD)) === 'complete',
+    historyComplete: async () => (await redis.hget(keys.meta(), META.history)) === 'complete',
     close: async () => {}, // uses the connection it was given
   };
 }

@@ -1,26 +1,10 @@
 // Per-client budgets (token buckets in Redis, lua/takeTokens-1.lua): every mutation draws
 // from one, and so does every list page a query reads, since each is a SQL scan. A user is
 // charged by id; an anonymous client by its address (src/limits/clientAddress.ts).
+import type { Budget, BudgetName } from '../domain/budgets.js';
 import { rateLimited } from '../errors.js';
 import type { Keys } from '../redis/keys.js';
 import { createScripts, type ScriptedRedis } from '../redis/scripts.js';
-
-export interface Budget {
-  /** Tokens in a full bucket: the burst allowed. */
-  capacity: number;
-  /** The bucket refills `capacity` tokens over this many ms. */
-  windowMs: number;
-}
-
-export const BUDGETS = {
-  /** Likes, favourites and follows. */
-  changes: 'changes',
-  /** Creating and deleting posts, changing the profile. */
-  writes: 'writes',
-  /** Pages of the relation lists (likers, likedPosts, followers, following). */
-  listPages: 'listPages',
-} as const;
-export type BudgetName = keyof typeof BUDGETS;
 
 /** Who is charged: a user, or an anonymous client by address. */
 export type Client = { userId: number } | { address: string };

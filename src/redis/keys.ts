@@ -5,6 +5,16 @@ import { entityPartition, userPartition } from './partition.js';
 
 export const SCHEMA = 'v1';
 
+/** Fields of the deployment record (`meta`), src/recovery/deployment.ts. */
+export const META = {
+  /** The partition count the data was written with. */
+  partitions: 'partitions',
+  /** 'complete' while the event log holds every event ever written; 'trimmed' once it does not. */
+  history: 'history',
+  /** Set once partitions carry readiness markers. */
+  readiness: 'readiness',
+} as const;
+
 export function createKeys(prefix: string, partitions: number) {
   const p = (n: number) => `{p${n}}`;
   const u = (n: number) => `{u${n}}`;

@@ -1,7 +1,7 @@
 import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
 import { createAuth } from '../../src/auth/jwt.js';
-import { AGGREGATOR_GROUP } from '../../src/counters/aggregator.js';
+import { AGGREGATOR_GROUP } from '../../src/events/groups.js';
 import { createKeys } from '../../src/redis/keys.js';
 import { TEST_REDIS_URL } from '../support/env.js';
 import { spawnTsx } from '../support/process.js';

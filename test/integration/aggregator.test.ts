@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { AGGREGATOR_GROUP } from '../../src/counters/aggregator.js';
+import { AGGREGATOR_GROUP } from '../../src/events/groups.js';
 import { type CounterFixture, createCounterFixture } from '../support/counterFixture.js';
 import { waitUntil } from '../support/wait.js';
 

@@ -2,10 +2,11 @@
 // and Kafka (relay + kafkajs consumers) on a real Kafka-protocol broker.
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
-import { AGGREGATOR_GROUP } from '../../src/counters/aggregator.js';
+import { relayFor } from '../../src/consumers/relay.js';
 import { createReplay } from '../../src/counters/replay.js';
 import { encodeSds } from '../../src/counters/sds.js';
 import { createEventLogs, type EventLogs } from '../../src/events/eventLog.js';
+import { AGGREGATOR_GROUP } from '../../src/events/groups.js';
 import type { EventBatch, Subscription } from '../../src/events/types.js';
 import { createLogger } from '../../src/log.js';
 import { type CounterFixture, createCounterFixture } from '../support/counterFixture.js';
@@ -41,9 +42,10 @@ describe.each(['redis', 'kafka'] as const)('event log contract: %s', (adapter) =
       ...kafkaEnv(kafka),
       EVENT_LOG: adapter,
     };
-    logs = createEventLogs(loadConfig(env), f.redis, f.keys, createLogger({ logLevel: 'silent' }));
+    const logger = createLogger({ logLevel: 'silent' });
+    logs = createEventLogs(loadConfig(env), f.redis, f.keys, logger);
     await f.redis.hset(f.keys.meta(), 'history', 'complete'); // a deployment that starts now
-    const relay = logs.createRelay?.();
+    const relay = relayFor(logs, logger);
     if (relay) {
       await relay.start();
       started.push(relay);

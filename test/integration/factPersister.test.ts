@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { packVersion, unpackVersion } from '../../src/db/factVersion.js';
+import { PERSISTER_GROUP } from '../../src/events/groups.js';
 import type { EventBatch } from '../../src/events/types.js';
-import { PERSISTER_GROUP } from '../../src/relations/factPersister.js';
-import { packVersion, unpackVersion } from '../../src/relations/factVersion.js';
 import { usePipelineWithDb } from '../support/pipelineWithDb.js';
 import { waitUntil } from '../support/wait.js';
 

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
-import { AGGREGATOR_GROUP } from '../../src/counters/aggregator.js';
+import { relayFor } from '../../src/consumers/relay.js';
 import { createEventLogs } from '../../src/events/eventLog.js';
-import { RELAY_GROUP } from '../../src/events/kafka/relay.js';
+import { AGGREGATOR_GROUP, RELAY_GROUP } from '../../src/events/groups.js';
 import { createLogger } from '../../src/log.js';
 import { type CounterFixture, createCounterFixture } from '../support/counterFixture.js';
 import { TEST_REDIS_URL } from '../support/env.js';
@@ -44,8 +44,9 @@ describe('the Kafka relay', () => {
     expect(pending?.[0]).toBeGreaterThan(0); // sent to Kafka, never acknowledged in the outbox
     for (let u = 31; u <= 40; u++) await f.set(u, 900 + (u % 4));
 
-    const logs = createEventLogs(loadConfig(env), f.redis, f.keys, createLogger({ logLevel: 'silent' }));
-    const relay = logs.createRelay!();
+    const logger = createLogger({ logLevel: 'silent' });
+    const logs = createEventLogs(loadConfig(env), f.redis, f.keys, logger);
+    const relay = relayFor(logs, logger)!;
     const deliveries = new Map<string, number>();
     const aggregation = logs.consumed.subscribe(AGGREGATOR_GROUP, async (batch) => {
       for (const { event } of batch.entries) {

@@ -1,7 +1,7 @@
 // The counter pipeline wired against real Redis without the HTTP layer: its own key prefix,
 // few partitions, short leases. Tests drive each stage (write, aggregate, fold) by hand.
 
-import { createAggregator } from '../../src/counters/aggregator.js';
+import { createAggregator } from '../../src/consumers/aggregator.js';
 import { createFlusher } from '../../src/counters/flush.js';
 import { createPostCounters } from '../../src/counters/postCounters.js';
 import { decodeSds } from '../../src/counters/sds.js';

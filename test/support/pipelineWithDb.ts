@@ -1,11 +1,11 @@
 // A counter fixture plus a database of its own and a Prisma client on it, for tests of the
 // parts that join Redis and PostgreSQL (persister, recovery). Hooks are registered here.
 import { afterAll, beforeAll } from 'vitest';
+import { createFactPersister } from '../../src/consumers/factPersister.js';
 import { createUserCounters } from '../../src/counters/userCounters.js';
 import { createDb, type Db } from '../../src/db/client.js';
 import { createUserCounterStore } from '../../src/db/userCounters.js';
 import { createLogger } from '../../src/log.js';
-import { createFactPersister } from '../../src/relations/factPersister.js';
 import { type CounterFixture, createCounterFixture } from './counterFixture.js';
 import { createTestDatabase, type TestDatabase } from './db.js';
 

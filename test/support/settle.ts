@@ -1,7 +1,8 @@
 // Waiting for the asynchronous parts of a running test app to catch up.
+
+import { PERSISTER_GROUP } from '../../src/events/groups.js';
 import type { RedisClient } from '../../src/redis/client.js';
 import { callOnKey } from '../../src/redis/keyedCommand.js';
-import { PERSISTER_GROUP } from '../../src/relations/factPersister.js';
 import type { TestApp } from './app.js';
 import { waitUntil } from './wait.js';
 

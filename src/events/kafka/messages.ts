@@ -1,7 +1,7 @@
 // Counter events as Kafka messages. Key = the entity (so one entity's events stay together),
 // the outbox event id and the Tally partition in headers, the event itself as JSON.
 
-import type { KafkaMessage, Message } from 'kafkajs';
+import type { ICustomPartitioner, KafkaMessage, Message } from 'kafkajs';
 import { type EntityType, isEntityType } from '../../domain/entities.js';
 import type { CounterEvent } from '../types.js';
 
@@ -59,3 +59,12 @@ export function fromMessage(message: KafkaMessage): CounterEvent | null {
     return null;
   }
 }
+
+/**
+ * Every event of Tally partition N goes to Kafka partition N mod (topic partitions), so one
+ * partition's events stay in order on one Kafka partition, like in the outbox.
+ */
+export const tallyPartitioner: ICustomPartitioner =
+  () =>
+  ({ partitionMetadata, message }) =>
+    tallyPartitionOf(message) % partitionMetadata.length;

@@ -5,15 +5,10 @@
 // every start. A Redis without the record is new, or lost its data: if nothing outlives it
 // (no relation facts in PostgreSQL, no events in Kafka) there is nothing to recover, and
 // every partition is marked ready; else no partition is, until the facts are restored
-// (src/recovery/).
-import { createReadiness } from '../recovery/readiness.js';
-import type { Keys } from './keys.js';
-import type { ScriptedRedis } from './scripts.js';
-
-/** Field of the deployment record: 'complete' while the event log holds every event ever written. */
-export const HISTORY_FIELD = 'history';
-/** Field of the deployment record: set once partitions carry readiness markers. */
-const READINESS_FIELD = 'readiness';
+// (this folder).
+import { type Keys, META } from '../redis/keys.js';
+import type { ScriptedRedis } from '../redis/scripts.js';
+import { createReadiness } from './readiness.js';
 
 export class DeploymentMismatchError extends Error {
   override name = 'DeploymentMismatchError';
@@ -32,8 +27,8 @@ export async function checkDeployment(
   /** Whether anything outlives Redis: facts in PostgreSQL, events in Kafka. */
   hasDurableState: () => Promise<boolean>,
 ): Promise<DeploymentState> {
-  const fresh = (await redis.hsetnx(keys.meta(), 'partitions', keys.partitions)) === 1;
-  const recorded = Number(await redis.hget(keys.meta(), 'partitions'));
+  const fresh = (await redis.hsetnx(keys.meta(), META.partitions, keys.partitions)) === 1;
+  const recorded = Number(await redis.hget(keys.meta(), META.partitions));
   if (recorded !== keys.partitions) {
     throw new DeploymentMismatchError(
       `PARTITIONS=${keys.partitions}, but this Redis holds data written with ${recorded} partitions. ` +
@@ -46,10 +41,10 @@ export async function checkDeployment(
     // does not, and must be recovered from PostgreSQL.
     if (!(await hasDurableState())) {
       await readiness.markAllReady();
-      await redis.hsetnx(keys.meta(), HISTORY_FIELD, 'complete');
+      await redis.hsetnx(keys.meta(), META.history, 'complete');
     }
-    await redis.hset(keys.meta(), READINESS_FIELD, 'markers');
-  } else if ((await redis.hsetnx(keys.meta(), READINESS_FIELD, 'markers')) === 1) {
+    await redis.hset(keys.meta(), META.readiness, 'markers');
+  } else if ((await redis.hsetnx(keys.meta(), META.readiness, 'markers')) === 1) {
     // Data written before readiness markers existed is whole, unless that version was in the
     // middle of a recovery: then the recovery finishes the job.
     if ((await redis.exists(keys.legacyRecovering())) === 0) await readiness.markAllReady();

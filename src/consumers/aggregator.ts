@@ -2,13 +2,13 @@
 // field, then applied to the partition's aggregation hashes in one Lua call that also
 // records the batch's position, so a redelivered batch is skipped rather than counted twice.
 import type { Logger } from 'pino';
+import { sumByEntity } from '../counters/eventSums.js';
 import { entityName, POST } from '../domain/entities.js';
+import { AGGREGATOR_GROUP } from '../events/groups.js';
 import { comparePositions, type EventBatch, type EventLog, type LogEntry, type Subscription } from '../events/types.js';
 import type { Keys } from '../redis/keys.js';
 import { createScripts, type ScriptedRedis } from '../redis/scripts.js';
-import { sumByEntity } from './eventSums.js';
 
-export const AGGREGATOR_GROUP = 'counter-agg';
 /** Entities with SDS counters folded from events. (Follows move user counters, which the fact persister keeps.) */
 const COUNTED_TYPES = new Set<string>([POST]);
 

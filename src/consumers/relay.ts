@@ -2,21 +2,12 @@
 // the Kafka topic. Entries are acknowledged, and so may be trimmed, only after the brokers
 // acknowledged the send (acks = all). A relay that dies in between re-sends them: Kafka may
 // then hold an event twice, and consumers drop the copy by its event id.
-import type { ICustomPartitioner, Kafka, Producer } from 'kafkajs';
-import type { Logger } from '../../log.js';
-import type { EventLog, Subscription } from '../types.js';
-import { tallyPartitionOf, toMessage } from './messages.js';
-
-export const RELAY_GROUP = 'counter-relay';
-
-/**
- * Every event of Tally partition N goes to Kafka partition N mod (topic partitions), so one
- * partition's events stay in order on one Kafka partition, like in the outbox.
- */
-export const tallyPartitioner: ICustomPartitioner =
-  () =>
-  ({ partitionMetadata, message }) =>
-    tallyPartitionOf(message) % partitionMetadata.length;
+import type { Kafka, Producer } from 'kafkajs';
+import type { EventLogs } from '../events/eventLog.js';
+import { RELAY_GROUP } from '../events/groups.js';
+import { tallyPartitioner, toMessage } from '../events/kafka/messages.js';
+import type { EventLog, Subscription } from '../events/types.js';
+import type { Logger } from '../log.js';
 
 export function createRelay(deps: { kafka: Kafka; outbox: EventLog; topic: string; idempotent: boolean; logger: Logger }) {
   const producer: Producer = deps.kafka.producer({
@@ -43,3 +34,11 @@ export function createRelay(deps: { kafka: Kafka; outbox: EventLog; topic: strin
     assignedPartitions: () => subscription.assignedPartitions(),
   };
 }
+
+/** The relay a deployment needs: one into its Kafka topic, or none when consumers read the outbox. */
+export function relayFor(eventLogs: EventLogs, logger: Logger): Relay | null {
+  const target = eventLogs.relayTarget;
+  return target && createRelay({ ...target, outbox: eventLogs.outbox, logger });
+}
+
+export type Relay = ReturnType<typeof createRelay>;
