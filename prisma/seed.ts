@@ -3,17 +3,9 @@
 // upserted, posts are only written when the demo authors have none yet, and likes go through
 // the real write path with absolute states, so a second run changes nothing.
 import { loadConfig } from '../src/config.js';
-import { createPostCounters } from '../src/counters/postCounters.js';
-import { createUserCounters } from '../src/counters/userCounters.js';
-import { createDb, type Db } from '../src/db/client.js';
-import { createFactStore } from '../src/db/facts.js';
-import { createUserCounterStore } from '../src/db/userCounters.js';
-import { createLogger } from '../src/log.js';
-import { checkDeployment } from '../src/recovery/deployment.js';
-import { createRedis } from '../src/redis/client.js';
-import { createKeys, type Keys } from '../src/redis/keys.js';
-import { type ScriptedRedis, withScripts } from '../src/redis/luaScripts.js';
-import { createRelationStore } from '../src/relations/relationStore.js';
+import type { Services } from '../src/graphql/services.js';
+import { createApiServices } from '../src/process/apiServices.js';
+import { type Connections, openConnections } from '../src/process/connections.js';
 import { random, shuffled } from './random.js';
 
 const FIRST = [
@@ -99,10 +91,10 @@ const DEMO_POSTS = 300;
 const DAY_MS = 24 * 3600 * 1000;
 
 async function seed() {
-  const config = loadConfig();
-  const db = createDb(config.databaseUrl);
-  const keys = createKeys(config.redisKeyPrefix, config.partitions);
-  const redis = withScripts(createRedis(config, createLogger(config)));
+  const connections = openConnections(loadConfig(), { name: 'tally-seed' });
+  // An operator's tool: its likes go through the same commands as a client's, uncharged.
+  const api = createApiServices(connections, { operator: true });
+  const { db } = connections;
   const rand = random(2026);
   const pick = <T>(list: readonly T[]): T => list[Math.floor(rand() * list.length)]!;
   const userIds = Array.from({ length: DEMO_USERS }, (_, i) => i + 1);
@@ -130,27 +122,26 @@ async function seed() {
       console.log(`created ${posts.length} demo posts`);
     }
 
-    // Posts were written in bulk, past the per-post counter updates: count them from the tables.
-    const counters = createUserCounterStore(db);
-    await createUserCounters({ redis, keys, store: counters }).cache(await Promise.all(userIds.map((id) => counters.recompute(id))));
-    const changed = await seedRelations(db, redis, keys);
+    // Posts were written in bulk (spread over a month), past the per-post counter updates:
+    // count them from the tables.
+    await Promise.all(userIds.map((id) => api.services.userCounters.rebuild(id)));
+    const changed = await seedRelations(connections, api.services);
     console.log(`demo world ready: ${DEMO_USERS} users, ${changed} likes, favourites and follows set`);
   } finally {
-    redis.disconnect();
-    await db.$disconnect();
+    await api.close();
+    await connections.close();
   }
 }
 
 /** Likes and favourites on the demo posts: most get a handful, a few get most users. */
-async function seedRelations(db: Db, redis: ScriptedRedis, keys: Keys): Promise<number> {
-  await checkDeployment(redis, keys, createFactStore(db).hasAny);
-  const relations = createRelationStore(redis, keys);
-  const counters = createPostCounters({ redis, keys });
+async function seedRelations(connections: Connections, { commands, postCounters }: Services): Promise<number> {
+  await connections.checkDeployment();
+  const { db } = connections;
   const posts = await db.post.findMany({ where: { authorId: { lte: DEMO_USERS }, deletedAt: null }, orderBy: { id: 'asc' } });
   let changed = 0;
   for (const row of posts) {
     const postId = Number(row.id);
-    await counters.initialize(postId);
+    await postCounters.initialize(postId);
     const rand = random(postId); // per post, so a second run makes the same choices
     const likers = Math.floor(rand() ** 3 * DEMO_USERS);
     const favers = Math.floor(likers * rand() * 0.4);
@@ -161,8 +152,8 @@ async function seedRelations(db: Db, redis: ScriptedRedis, keys: Keys): Promise<
     const writes = users
       .slice(0, likers)
       .map((userId, i) => [
-        relations.set({ userId, postId, authorId: Number(row.authorId), kind: 'LIKE', active: true }),
-        ...(i < favers ? [relations.set({ userId, postId, authorId: Number(row.authorId), kind: 'FAV', active: true })] : []),
+        commands.relations.setOnPost(userId, { postId, kind: 'LIKE', active: true }),
+        ...(i < favers ? [commands.relations.setOnPost(userId, { postId, kind: 'FAV', active: true })] : []),
       ]);
     for (const result of await Promise.all(writes.flat())) if (result.changed) changed += 1;
   }
@@ -170,7 +161,7 @@ async function seedRelations(db: Db, redis: ScriptedRedis, keys: Keys): Promise<
   for (let userId = 1; userId <= DEMO_USERS; userId++) {
     const rand = random(100_000 + userId);
     const followees = Array.from({ length: DEMO_USERS }, (_, i) => i + 1).filter((id) => id !== userId && rand() < 0.2);
-    const results = await Promise.all(followees.map((followeeId) => relations.setFollow({ userId, followeeId, active: true })));
+    const results = await Promise.all(followees.map((followeeId) => commands.relations.follow(userId, { followeeId, active: true })));
     changed += results.filter((r) => r.changed).length;
   }
   return changed;

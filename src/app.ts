@@ -1,38 +1,17 @@
-// Wires one Tally process: stores, GraphQL over HTTP, and (by ROLE) the background workers
-// (event aggregator, flush jobs). `stop` undoes `start` in reverse order.
+// Wires one Tally process: GraphQL over HTTP and (by ROLE) the background workers (event
+// consumers, flush jobs, recovery). `stop` undoes `start` in reverse order.
 
 import type { AddressInfo } from 'node:net';
-import { createAuth } from './auth/jwt.js';
 import type { Config } from './config.js';
-import { createPostCounters } from './counters/postCounters.js';
-import { createUserCounters } from './counters/userCounters.js';
-import { createDb, type DbOptions } from './db/client.js';
-import { createFeedCache } from './db/feedCache.js';
-import { createPostCache } from './db/postCache.js';
-import { createPostStore } from './db/posts.js';
-import { createRelationLists } from './db/relationLists.js';
-import { createUserCounterStore } from './db/userCounters.js';
-import { createUserStore } from './db/users.js';
-import { POST } from './domain/entities.js';
-import { createEventLogs } from './events/eventLog.js';
+import type { DbOptions } from './db/client.js';
 import { createApollo } from './graphql/apollo.js';
 import { createContextFactory } from './graphql/context.js';
-import { createCursorCodec } from './graphql/cursor.js';
 import { createPersistedQueryStore } from './graphql/persistedQueries.js';
-import type { Services } from './graphql/services.js';
 import { createHttpServer } from './http/server.js';
-import { createRebuildRequests } from './jobs/rebuildJobs.js';
-import { createRateLimiter } from './limits/rateLimiter.js';
-import { createLogger } from './log.js';
 import { createMetrics } from './metrics.js';
-import { checkDeployment } from './recovery/deployment.js';
-import { createDurableReads } from './recovery/durableReads.js';
-import { createRecoveryServices } from './recovery/recoveryServices.js';
-import { createRedis } from './redis/client.js';
-import { createKeys } from './redis/keys.js';
-import { withScripts } from './redis/luaScripts.js';
+import { createApiServices } from './process/apiServices.js';
+import { openConnections } from './process/connections.js';
 import { trackRoundTrips } from './redis/roundTrips.js';
-import { createRelationStore } from './relations/relationStore.js';
 import { createWorkers } from './workers.js';
 
 export interface AppOptions {
@@ -40,44 +19,17 @@ export interface AppOptions {
 }
 
 export function createApp(config: Config, options: AppOptions = {}) {
-  const logger = createLogger(config);
-  const db = createDb(config.databaseUrl, options.db);
-  const keys = createKeys(config.redisKeyPrefix, config.partitions);
-  const redis = withScripts(createRedis(config, logger));
+  const connections = openConnections(config, { name: 'tally', db: options.db });
+  const { logger, db, keys, redis, eventLogs } = connections;
   const redisRoundTrips = trackRoundTrips(redis);
-  const posts = createPostStore(db);
-  // The event log as seen from this process, for its lag metric (workers consume their own).
-  const eventLogs = createEventLogs(config, redis, keys, logger);
-  const recoveryParts = createRecoveryServices({ redis, keys, db, logger, eventLogs, rebuildLockMs: config.rebuildLockMs });
-  const { facts, hasDurableState } = recoveryParts;
-  // BullMQ producers (rebuild requests from the read path); blocking-safe connection.
-  const jobsRedis = createRedis(config, logger, { connectionName: 'tally-jobs', forJobs: true });
-  const rebuildRequests = createRebuildRequests(jobsRedis, keys, logger);
-  const services: Services = {
-    auth: createAuth(config.jwtSecret),
-    users: createUserStore(db),
-    posts,
-    postCache: createPostCache(posts, config.postCacheTtlMs),
-    feedCache: createFeedCache(posts, config.feedCacheTtlMs),
-    userCounters: createUserCounters({ redis, keys, store: createUserCounterStore(db) }),
-    postCounters: createPostCounters({ redis, keys, onMissing: (id) => rebuildRequests.request({ type: POST, id }) }),
-    relations: createRelationStore(redis, keys, { restore: (entity) => recoveryParts.restorer.restore(entity) }),
-    rateLimiter: createRateLimiter({
-      redis,
-      keys,
-      budgets: config.rateLimits,
-      onRejected: (budget) => metrics.rateLimited.inc({ budget }),
-    }),
-    lists: createRelationLists(db),
-    cursors: createCursorCodec(config.cursorSecret),
-    durableReads: createDurableReads(facts),
-  };
+  const api = createApiServices(connections, { onRateLimited: (budget) => metrics.rateLimited.inc({ budget }) });
+  const { services } = api;
   const runsApi = config.role !== 'worker';
   const runsWorkers = config.role !== 'api';
 
   const metrics = createMetrics({ lag: () => eventLogs.lag(), redisRoundTrips: () => redisRoundTrips.count });
   // Workers also notice a Redis that lost its data and recover it; the API restores what it touches.
-  const workers = runsWorkers ? createWorkers(config, keys, logger, metrics) : null;
+  const workers = runsWorkers ? createWorkers(openConnections(config, { name: 'tally-worker', logger }), metrics) : null;
 
   const apollo = createApollo(config, logger, createPersistedQueryStore(redis, keys, config.persistedQueries));
   let draining = false;
@@ -110,7 +62,7 @@ export function createApp(config: Config, options: AppOptions = {}) {
     workers,
 
     async start(): Promise<{ url: string }> {
-      const deployment = await checkDeployment(redis, keys, hasDurableState);
+      const deployment = await connections.checkDeployment();
       if (deployment.notReady.length > 0) {
         logger.error(
           { partitions: deployment.notReady },
@@ -146,13 +98,8 @@ export function createApp(config: Config, options: AppOptions = {}) {
       );
       if (runsApi) await step('graphql', () => apollo.stop());
       await step('workers', () => workers?.stop());
-      await step('rebuild requests', () => rebuildRequests.close());
-      await step('event log', () => eventLogs.close());
-      await step('connections', async () => {
-        jobsRedis.disconnect();
-        redis.disconnect();
-        await db.$disconnect();
-      });
+      await step('rebuild requests', () => api.close());
+      await step('connections', () => connections.close());
       logger.info('stopped');
     },
 

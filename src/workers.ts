@@ -2,8 +2,8 @@
 // persister consuming the event log, the flush jobs folding aggregates into counters, the
 // rebuild worker, reconciliation, the user counters verifier, and the watch that recovers a
 // Redis that lost its data. Its own Redis connections and PostgreSQL pool, so worker traffic
-// never queues behind (or counts as) the API's.
-import type { Config } from './config.js';
+// never queues behind (or counts as) the API's, and background batches never take the
+// connections requests wait for.
 import { createAggregator } from './consumers/aggregator.js';
 import { createFactPersister } from './consumers/factPersister.js';
 import { relayFor } from './consumers/relay.js';
@@ -12,32 +12,23 @@ import { createRebuilder } from './counters/rebuild.js';
 import { createReconciler } from './counters/reconcile.js';
 import { createUserCounters } from './counters/userCounters.js';
 import { createUserVerifier } from './counters/verifyUsers.js';
-import { createDb } from './db/client.js';
 import { createFactStore } from './db/facts.js';
 import { createPostStore } from './db/posts.js';
 import { createUserCounterStore } from './db/userCounters.js';
-import { createEventLogs } from './events/eventLog.js';
 import { createFlushJobs } from './jobs/flushJobs.js';
 import { createRebuildRequests, createRebuildWorker } from './jobs/rebuildJobs.js';
 import { createScheduledJobs } from './jobs/scheduledJobs.js';
-import type { Logger } from './log.js';
 import type { Metrics } from './metrics.js';
-import { createRecoveryServices } from './recovery/recoveryServices.js';
+import type { Connections } from './process/connections.js';
 import { createRecoveryWatch } from './recovery/recoveryWatch.js';
-import { createRedis } from './redis/client.js';
-import type { Keys } from './redis/keys.js';
-import { withScripts } from './redis/luaScripts.js';
 
 export const RECONCILE_QUEUE = 'tally-reconcile';
 
-export function createWorkers(config: Config, keys: Keys, logger: Logger, metrics: Metrics) {
-  // A pool of its own: background batches never take the connections requests wait for.
-  const db = createDb(config.databaseUrl);
-  const redis = withScripts(createRedis(config, logger, { connectionName: 'tally-worker' }));
-  const jobsRedis = createRedis(config, logger, { connectionName: 'tally-jobs', forJobs: true });
+/** Takes its own connections (src/process/connections.ts) and closes them when it stops. */
+export function createWorkers(connections: Connections, metrics: Metrics) {
+  const { config, keys, logger, db, redis, jobsRedis, eventLogs } = connections;
   const flusher = createFlusher({ redis, keys });
   const aggregator = createAggregator({ redis, keys, logger });
-  const eventLogs = createEventLogs(config, redis, keys, logger);
   const eventLog = eventLogs.consumed;
   const relay = relayFor(eventLogs, logger);
   const aggregation = aggregator.subscribe(eventLog);
@@ -55,7 +46,7 @@ export function createWorkers(config: Config, keys: Keys, logger: Logger, metric
     rebuildUser: (id) => userCounters.rebuild(id),
   });
   const rebuildRequests = createRebuildRequests(jobsRedis, keys, logger);
-  const { readiness, recovery } = createRecoveryServices({ redis, keys, db, logger, eventLogs, rebuildLockMs: config.rebuildLockMs });
+  const { readiness, recovery } = connections.recovery;
   const reconciler = createReconciler({
     redis,
     keys,
@@ -143,10 +134,7 @@ export function createWorkers(config: Config, keys: Keys, logger: Logger, metric
       await persistence.stop();
       await aggregation.stop();
       await relay?.stop();
-      await eventLogs.close();
-      await db.$disconnect();
-      jobsRedis.disconnect();
-      redis.disconnect();
+      await connections.close();
     },
   };
 }

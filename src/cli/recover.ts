@@ -3,36 +3,17 @@
 // when a worker is running it already, follows its progress until it is done. Safe to
 // interrupt and run again: it resumes where it stopped.
 import { loadConfig } from '../config.js';
-import { createDb } from '../db/client.js';
-import { createEventLogs } from '../events/eventLog.js';
-import { createLogger } from '../log.js';
-import { checkDeployment } from '../recovery/deployment.js';
+import { openConnections } from '../process/connections.js';
 import type { RecoveryOutcome } from '../recovery/recover.js';
-import { createRecoveryServices } from '../recovery/recoveryServices.js';
-import { createRedis } from '../redis/client.js';
-import { createKeys } from '../redis/keys.js';
-import { withScripts } from '../redis/luaScripts.js';
 import { createProgressBar } from './progress.js';
 
 const FOLLOW_POLL_MS = 500;
 
-const config = loadConfig();
-const logger = createLogger(config);
-const db = createDb(config.databaseUrl);
-const redis = withScripts(createRedis(config, logger));
-const keys = createKeys(config.redisKeyPrefix, config.partitions);
-const eventLogs = createEventLogs(config, redis, keys, logger);
+const connections = openConnections(loadConfig(), { name: 'tally-recover' });
+const { readiness, recovery } = connections.recovery;
 const bar = createProgressBar('recover');
 try {
-  const { readiness, recovery, hasDurableState } = createRecoveryServices({
-    redis,
-    keys,
-    db,
-    logger,
-    eventLogs,
-    rebuildLockMs: config.rebuildLockMs,
-  });
-  await checkDeployment(redis, keys, hasDurableState);
+  await connections.checkDeployment();
   const started = Date.now();
   let followed = false;
   let outcome: RecoveryOutcome;
@@ -58,7 +39,5 @@ try {
   console.error(`recovery stopped: ${(error as Error).message}. Run it again to resume.`);
   process.exitCode = 1;
 } finally {
-  await eventLogs.close();
-  redis.disconnect();
-  await db.$disconnect();
+  await connections.close();
 }

@@ -7,7 +7,7 @@ import type { FactStore } from '../db/facts.js';
 import type { PostStore } from '../db/posts.js';
 import { type EntityRef, POST } from '../domain/entities.js';
 import { PERSISTER_GROUP } from '../events/groups.js';
-import { decodeOutboxEntry } from '../events/outboxCodec.js';
+import { recentEvents } from '../events/recentEvents.js';
 import type { EventLog } from '../events/types.js';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
@@ -52,17 +52,9 @@ export function createReconciler(deps: ReconcilerDeps) {
 
   /** Posts with events in the newest outbox entries, and a random sample of live posts. */
   async function candidates(): Promise<number[]> {
-    const recent = await Promise.all(
-      Array.from({ length: keys.partitions }, async (_, p) => {
-        const entries = (await redis.xrevrange(keys.outbox(p), '+', '-', 'COUNT', RECENT_PER_PARTITION)) as [string, string[]][];
-        return entries
-          .map(([id, fields]) => decodeOutboxEntry(id, p, fields))
-          .filter((e) => e?.entityType === POST)
-          .map((e) => e!.entityId);
-      }),
-    );
+    const recent = (await recentEvents(redis, keys, RECENT_PER_PARTITION)).filter((e) => e.entityType === POST).map((e) => e.entityId);
     const sample = await deps.posts.randomLiveIds(deps.sampleSize);
-    return [...new Set([...recent.flat(), ...sample])];
+    return [...new Set([...recent, ...sample])];
   }
 
   async function inspect(postId: number): Promise<Snapshot | null> {

@@ -4,8 +4,9 @@
 // cache against the stored row, by version, re-caching what is stale or wrong.
 
 import type { UserCounterStore, UserCountRow } from '../db/userCounters.js';
+import { USER_COUNTERS } from '../domain/counters.js';
 import { type EntityRef, USER } from '../domain/entities.js';
-import { decodeOutboxEntry } from '../events/outboxCodec.js';
+import { recentEvents } from '../events/recentEvents.js';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
 import type { Keys } from '../redis/keys.js';
@@ -21,8 +22,6 @@ export interface UserVerifyReport {
   staleCache: number[];
 }
 
-const FIELDS = ['followings', 'followers', 'posts', 'likesReceived', 'favsReceived'] as const;
-
 export function createUserVerifier(deps: {
   redis: ScriptedRedis;
   keys: Keys;
@@ -36,16 +35,8 @@ export function createUserVerifier(deps: {
   const { redis, keys, store } = deps;
 
   async function candidates(): Promise<number[]> {
-    const recent = await Promise.all(
-      Array.from({ length: keys.partitions }, async (_, p) => {
-        const entries = (await redis.xrevrange(keys.outbox(p), '+', '-', 'COUNT', RECENT_PER_PARTITION)) as [string, string[]][];
-        return entries.flatMap(([id, fields]) => {
-          const event = decodeOutboxEntry(id, p, fields);
-          return event ? [event.userId, event.authorId] : [];
-        });
-      }),
-    );
-    return [...new Set([...recent.flat(), ...(await store.randomUserIds(deps.sampleSize))])];
+    const recent = (await recentEvents(redis, keys, RECENT_PER_PARTITION)).flatMap((e) => [e.userId, e.authorId]);
+    return [...new Set([...recent, ...(await store.randomUserIds(deps.sampleSize))])];
   }
 
   /** Whether the cached SDS is older than, or differs from, the stored row. */
@@ -57,7 +48,7 @@ export function createUserVerifier(deps: {
     const cached = decodeSds(raw);
     if (!cached || version === null) return false; // not cached: the next read fills it
     if (BigInt(version) < row.version) return true;
-    return BigInt(version) === row.version && FIELDS.some((f, i) => cached[i] !== row[f]);
+    return BigInt(version) === row.version && USER_COUNTERS.some((f, i) => cached[i] !== row[f]);
   }
 
   return {
@@ -69,7 +60,7 @@ export function createUserVerifier(deps: {
         const expected = actual.get(id);
         const row = byId.get(id);
         if (!expected) return false;
-        return FIELDS.some((f) => (row?.[f] ?? 0) !== expected[f]);
+        return USER_COUNTERS.some((f) => (row?.[f] ?? 0) !== expected[f]);
       });
       for (const id of counterDrift) deps.requestRebuild({ type: USER, id });
 

@@ -1,4 +1,5 @@
-// The long-lived pieces resolvers use, built once per process and shared by every request.
+// The long-lived pieces resolvers use, built once per process and shared by every request
+// (src/process/apiServices.ts): what reads go through, and the commands changes go through.
 import type { Auth } from '../auth/jwt.js';
 import type { PostCounters } from '../counters/postCounters.js';
 import type { UserCounters } from '../counters/userCounters.js';
@@ -10,6 +11,7 @@ import type { UserStore } from '../db/users.js';
 import type { RateLimiter } from '../limits/rateLimiter.js';
 import type { DurableReads } from '../recovery/durableReads.js';
 import type { RelationStore } from '../relations/relationStore.js';
+import type { Commands } from '../services/commands.js';
 import type { CursorCodec } from './cursor.js';
 
 export interface Services {
@@ -26,4 +28,6 @@ export interface Services {
   cursors: CursorCodec;
   /** What answers for entities whose facts Redis lost and has not restored yet. */
   durableReads: DurableReads;
+  /** Every change a user can make (src/services/): resolvers delegate to these. */
+  commands: Commands;
 }

@@ -63,7 +63,7 @@ export function createKeys(prefix: string, partitions: number) {
 
     // One relation's facts (user ids), stored as in lua/includes/relationSet.lua: array
     // blocks of sorted ids, and bitmap chunks of 32,768 ids where a bitmap is smaller.
-    /** `<metric>:<type>:<id>`: the part of a relation's key names scripts take as an argument. */
+    /** `<relation>:<type>:<id>`: the part of a relation's key names scripts take as an argument. */
     relationBase: (relation: string, entity: EntityRef) => `${relation}:${name(entity)}`,
     /** A bitmap chunk of the relation (chunk = user id / 32,768). */
     bitmapChunk: (relation: string, entity: EntityRef, chunk: number) =>

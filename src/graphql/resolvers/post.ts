@@ -18,13 +18,13 @@ export const Post: PostResolvers = {
   myState: (post, _, { viewer, loaders }) => (viewer ? loaders.viewerState.load(post.id) : null),
 
   likers: (post, { kind, first, after }, ctx) => {
-    const metric = POST_RELATIONS[kind ?? 'LIKE'].name;
+    const relation = POST_RELATIONS[kind ?? 'LIKE'].name;
     return listPage(ctx, {
-      list: `likers:${metric}:${post.id}`,
+      list: `likers:${relation}:${post.id}`,
       first,
       after,
       // Private likes show only to their owner.
-      scan: (limit, from) => ctx.services.lists.usersOf(POST, post.id, metric, limit, from, { privateExceptFor: ctx.viewer?.id ?? null }),
+      scan: (limit, from) => ctx.services.lists.usersOf(POST, post.id, relation, limit, from, { privateExceptFor: ctx.viewer?.id ?? null }),
       load: (ids) => ctx.loaders.user.loadMany(ids),
       // Checked again on the loaded user: one who turned private since the scan stays hidden.
       keep: (user) => user.likesPublic || user.id === ctx.viewer?.id,

@@ -15,12 +15,12 @@ export const User: UserResolvers = {
     if (ctx.viewer?.id !== user.id && !owner?.likesPublic) {
       throw forbidden(`user ${user.id} keeps their ${kind === 'FAV' ? 'favourites' : 'likes'} private`);
     }
-    const metric = POST_RELATIONS[kind ?? 'LIKE'].name;
+    const relation = POST_RELATIONS[kind ?? 'LIKE'].name;
     return listPage(ctx, {
-      list: `liked:${metric}:${user.id}`,
+      list: `liked:${relation}:${user.id}`,
       first,
       after,
-      scan: (limit, from) => ctx.services.lists.entitiesOf(user.id, POST, metric, limit, from),
+      scan: (limit, from) => ctx.services.lists.entitiesOf(user.id, POST, relation, limit, from),
       load: (ids) => ctx.loaders.post.loadMany(ids), // one deleted since the scan loads as null: left out
     });
   },

@@ -1,0 +1,68 @@
+// The API side of a process: the stores, caches and counters resolvers read, and the
+// commands they delegate changes to. Built once per process; the seed builds the same.
+import { createAuth } from '../auth/jwt.js';
+import { createPostCounters } from '../counters/postCounters.js';
+import { createUserCounters } from '../counters/userCounters.js';
+import { createFeedCache } from '../db/feedCache.js';
+import { createPostCache } from '../db/postCache.js';
+import { createPostStore } from '../db/posts.js';
+import { createRelationLists } from '../db/relationLists.js';
+import { createUserCounterStore } from '../db/userCounters.js';
+import { createUserStore } from '../db/users.js';
+import type { BudgetName } from '../domain/budgets.js';
+import { POST } from '../domain/entities.js';
+import { createCursorCodec } from '../graphql/cursor.js';
+import type { Services } from '../graphql/services.js';
+import { createRebuildRequests } from '../jobs/rebuildJobs.js';
+import { createRateLimiter } from '../limits/rateLimiter.js';
+import { createDurableReads } from '../recovery/durableReads.js';
+import { createRelationStore } from '../relations/relationStore.js';
+import { chargeTo, free } from '../services/charges.js';
+import { createCommands } from '../services/commands.js';
+import type { Connections } from './connections.js';
+
+export interface ApiServiceOptions {
+  /** Called when a client is refused for an empty budget (a metric). */
+  onRateLimited?: (budget: BudgetName) => void;
+  /** Operator tools act for the service: their commands draw from no client's budget. */
+  operator?: boolean;
+}
+
+export function createApiServices(connections: Connections, options: ApiServiceOptions = {}) {
+  const { config, db, redis, keys, logger, recovery } = connections;
+  // BullMQ producer: reads that find a counter missing ask the workers to rebuild it.
+  const rebuildRequests = createRebuildRequests(connections.jobsRedis, keys, logger);
+  const posts = createPostStore(db);
+  const users = createUserStore(db);
+  const postCache = createPostCache(posts, config.postCacheTtlMs);
+  const feedCache = createFeedCache(posts, config.feedCacheTtlMs);
+  const userCounters = createUserCounters({ redis, keys, store: createUserCounterStore(db) });
+  const postCounters = createPostCounters({ redis, keys, onMissing: (id) => rebuildRequests.request({ type: POST, id }) });
+  const relations = createRelationStore(redis, keys, { restore: (entity) => recovery.restorer.restore(entity) });
+  const rateLimiter = createRateLimiter({ redis, keys, budgets: config.rateLimits, onRejected: options.onRateLimited });
+  const services: Services = {
+    auth: createAuth(config.jwtSecret),
+    users,
+    posts,
+    postCache,
+    feedCache,
+    userCounters,
+    postCounters,
+    relations,
+    rateLimiter,
+    lists: createRelationLists(db),
+    cursors: createCursorCodec(config.cursorSecret),
+    durableReads: createDurableReads(recovery.facts),
+    commands: createCommands({
+      posts,
+      users,
+      postCache,
+      feedCache,
+      postCounters,
+      userCounters,
+      relations,
+      charge: options.operator ? free : chargeTo(rateLimiter),
+    }),
+  };
+  return { services, close: () => rebuildRequests.close() };
+}

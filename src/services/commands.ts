@@ -1,0 +1,17 @@
+// Every change a user can make, as plain functions of (who, what): the API's resolvers, the
+// seed and the tests call these the same way.
+import { createPostService, type PostServiceDeps } from './posts.js';
+import { createProfileService } from './profiles.js';
+import { createRelationService, type RelationServiceDeps } from './relations.js';
+
+export type CommandDeps = PostServiceDeps & RelationServiceDeps;
+
+export function createCommands(deps: CommandDeps) {
+  return {
+    posts: createPostService(deps),
+    relations: createRelationService(deps),
+    profiles: createProfileService(deps),
+  };
+}
+
+export type Commands = ReturnType<typeof createCommands>;

@@ -1,0 +1,63 @@
+// Setting a like, favourite or follow to an absolute state (never a toggle, so a retried
+// request is harmless): checks the target, charges the `changes` budget, and writes the fact
+// through the relation store's one Lua step (fact, idempotency record, counter event).
+import type { PostCache } from '../db/postCache.js';
+import type { PostModel } from '../db/posts.js';
+import type { UserModel, UserStore } from '../db/users.js';
+import type { PostRelationKind } from '../domain/relations.js';
+import { badInput, notFound } from '../errors.js';
+import type { RelationStore } from '../relations/relationStore.js';
+import type { Charge } from './charges.js';
+
+export interface RelationServiceDeps {
+  relations: RelationStore;
+  postCache: PostCache;
+  users: UserStore;
+  charge: Charge;
+}
+
+export interface RelationChange {
+  active: boolean;
+  /** A retry with the same key is answered as the first request was (CONFLICT if it differs). */
+  idempotencyKey?: string | null;
+}
+
+export function createRelationService(deps: RelationServiceDeps) {
+  return {
+    /** `userId`'s LIKE or FAV on `postId` (NOT_FOUND for a post that is not there). */
+    async setOnPost(
+      userId: number,
+      input: RelationChange & { postId: number; kind: PostRelationKind },
+    ): Promise<{ post: PostModel; kind: PostRelationKind; active: boolean; changed: boolean }> {
+      const { postId, kind, active } = input;
+      const post = await deps.postCache.get(postId);
+      if (!post) throw notFound(`post ${postId} not found`);
+      await deps.charge('changes', userId);
+      const { changed } = await deps.relations.set({
+        userId,
+        postId,
+        authorId: post.authorId,
+        kind,
+        active,
+        idempotencyKey: input.idempotencyKey,
+      });
+      return { post, kind, active, changed };
+    },
+
+    /** Whether `userId` follows `followeeId` (BAD_USER_INPUT for oneself, NOT_FOUND for an unknown user). */
+    async follow(
+      userId: number,
+      input: RelationChange & { followeeId: number },
+    ): Promise<{ user: UserModel; active: boolean; changed: boolean }> {
+      const { followeeId, active } = input;
+      if (followeeId === userId) throw badInput('you cannot follow yourself', { argumentName: 'userId' });
+      const [user] = await deps.users.byIds([followeeId]);
+      if (!user) throw notFound(`user ${followeeId} not found`);
+      await deps.charge('changes', userId);
+      const { changed } = await deps.relations.setFollow({ userId, followeeId, active, idempotencyKey: input.idempotencyKey });
+      return { user, active, changed };
+    },
+  };
+}
+
+export type RelationService = ReturnType<typeof createRelationService>;

@@ -1,0 +1,124 @@
+// The commands below GraphQL (src/services/), called the way a tool would: no HTTP, no
+// resolvers, real PostgreSQL and Redis, the workers running in this process. What a command
+// changes shows up in the same stores the API reads.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config.js';
+import type { Services } from '../../src/graphql/services.js';
+import { createMetrics } from '../../src/metrics.js';
+import { createApiServices } from '../../src/process/apiServices.js';
+import { type Connections, openConnections } from '../../src/process/connections.js';
+import { createWorkers, type Workers } from '../../src/workers.js';
+import { TEST_JWT_SECRET } from '../support/app.js';
+import { createTestDatabase, type TestDatabase } from '../support/db.js';
+import { TEST_REDIS_URL } from '../support/env.js';
+import { deleteKeys, uniquePrefix } from '../support/redis.js';
+import { waitUntil } from '../support/wait.js';
+
+const prefix = uniquePrefix('cmd');
+let db: TestDatabase;
+let api: Connections;
+let workers: Workers;
+let services: Services;
+let closeServices: () => Promise<void>;
+
+const AUTHOR = 1;
+const READER = 2;
+/** Only the budget test charges this one. */
+const WRITER = 3;
+
+/** The error a promise rejects with, by its GraphQL code. */
+const codeOf = (promise: Promise<unknown>) =>
+  promise.then(
+    () => 'resolved',
+    (error: { extensions?: { code?: string } }) => error.extensions?.code ?? String(error),
+  );
+
+beforeAll(async () => {
+  db = await createTestDatabase();
+  const config = loadConfig({
+    NODE_ENV: 'production',
+    DATABASE_URL: db.url,
+    REDIS_URL: TEST_REDIS_URL,
+    REDIS_KEY_PREFIX: prefix,
+    JWT_SECRET: TEST_JWT_SECRET,
+    LOG_LEVEL: 'silent',
+    RATE_LIMIT_WRITES: '5',
+  });
+  api = openConnections(config, { name: 'tally-test' });
+  await api.checkDeployment();
+  ({ services, close: closeServices } = createApiServices(api));
+  workers = createWorkers(
+    openConnections(config, { name: 'tally-test-worker', logger: api.logger }),
+    createMetrics({ lag: async () => [], redisRoundTrips: () => 0 }),
+  );
+  await workers.start();
+  for (const id of [AUTHOR, READER, WRITER]) await services.users.ensure(id, `user ${id}`);
+});
+
+afterAll(async () => {
+  await workers?.stop();
+  await closeServices?.();
+  await api?.close();
+  await db?.drop();
+  await deleteKeys(prefix);
+});
+
+describe('commands', () => {
+  it('create a post, like and favourite it, and the counts and the author’s counters follow', async () => {
+    const post = await services.commands.posts.create(AUTHOR, { title: 'Sourdough, week one', body: 'It rose.' });
+    expect(post).toMatchObject({ authorId: AUTHOR, title: 'Sourdough, week one' });
+    expect((await services.postCounters.load([post.id]))[0]).toMatchObject({ likes: 0, favs: 0 });
+
+    const like = await services.commands.relations.setOnPost(READER, { postId: post.id, kind: 'LIKE', active: true });
+    expect(like).toMatchObject({ kind: 'LIKE', active: true, changed: true });
+    expect((await services.commands.relations.setOnPost(READER, { postId: post.id, kind: 'LIKE', active: true })).changed).toBe(false);
+    await services.commands.relations.setOnPost(READER, { postId: post.id, kind: 'FAV', active: true });
+    expect(await services.relations.viewerStates(READER, [post.id])).toEqual([{ liked: true, faved: true }]);
+
+    await waitUntil(async () => (await services.postCounters.load([post.id]))[0]?.likes === 1, { what: 'the like to be counted' });
+    expect((await services.postCounters.load([post.id]))[0]).toMatchObject({ likes: 1, favs: 1 });
+    await waitUntil(async () => (await services.userCounters.load([AUTHOR]))[0]?.likesReceived === 1, {
+      what: 'the author’s likesReceived',
+    });
+    expect((await services.userCounters.load([AUTHOR]))[0]).toMatchObject({ posts: 1, likesReceived: 1, favsReceived: 1 });
+  });
+
+  it('answer a retried change with the same idempotency key as the first, and refuse the key for another change', async () => {
+    const post = await services.commands.posts.create(AUTHOR, { title: 'Retries', body: '' });
+    const change = { postId: post.id, kind: 'LIKE' as const, active: true, idempotencyKey: 'tap-1' };
+    expect((await services.commands.relations.setOnPost(READER, change)).changed).toBe(true);
+    expect((await services.commands.relations.setOnPost(READER, change)).changed).toBe(true); // the first answer, again
+    expect(await codeOf(services.commands.relations.setOnPost(READER, { ...change, active: false }))).toBe('CONFLICT');
+  });
+
+  it('follow and unfollow a user, never oneself, never an unknown one', async () => {
+    expect(await services.commands.relations.follow(READER, { followeeId: AUTHOR, active: true })).toMatchObject({
+      user: { id: AUTHOR },
+      changed: true,
+    });
+    expect(await services.relations.follows(READER, [AUTHOR])).toEqual([true]);
+    expect((await services.commands.relations.follow(READER, { followeeId: AUTHOR, active: false })).changed).toBe(true);
+    expect(await services.relations.follows(READER, [AUTHOR])).toEqual([false]);
+    expect(await codeOf(services.commands.relations.follow(READER, { followeeId: READER, active: true }))).toBe('BAD_USER_INPUT');
+    expect(await codeOf(services.commands.relations.follow(READER, { followeeId: 999_999, active: true }))).toBe('NOT_FOUND');
+  });
+
+  it('delete a post only as its author; it is gone for every later command', async () => {
+    const post = await services.commands.posts.create(AUTHOR, { title: 'Short-lived', body: '' });
+    expect(await codeOf(services.commands.posts.delete(READER, post.id))).toBe('FORBIDDEN');
+    expect((await services.commands.posts.delete(AUTHOR, post.id)).id).toBe(post.id);
+    expect(await codeOf(services.commands.posts.delete(AUTHOR, post.id))).toBe('NOT_FOUND');
+    expect(await codeOf(services.commands.relations.setOnPost(READER, { postId: post.id, kind: 'LIKE', active: true }))).toBe('NOT_FOUND');
+  });
+
+  it('refuse bad text and empty budgets with their codes, writing nothing', async () => {
+    const posts = () => api.db.post.count({ where: { authorId: WRITER } });
+    expect(await codeOf(services.commands.posts.create(WRITER, { title: '   ', body: '' }))).toBe('BAD_USER_INPUT');
+    expect(await codeOf(services.commands.posts.create(WRITER, { title: 'x'.repeat(201), body: '' }))).toBe('BAD_USER_INPUT');
+    // The `writes` budget is 5 here (refused text took none): a profile change and four posts use it up.
+    expect((await services.commands.profiles.update(WRITER, { likesPublic: true })).likesPublic).toBe(true);
+    for (let i = 0; i < 4; i++) await services.commands.posts.create(WRITER, { title: `post ${i}`, body: '' });
+    expect(await codeOf(services.commands.posts.create(WRITER, { title: 'one too many', body: '' }))).toBe('RATE_LIMITED');
+    expect(await posts()).toBe(4);
+  });
+});
