@@ -6,6 +6,7 @@
 // itself, so a page and its cursors are made of visible rows only: nothing on a page, not
 // its length, its end or its cursor, depends on a row the viewer may not see.
 
+import { type EntityType, POST } from '../domain/entities.js';
 import type { Db } from './client.js';
 import { Prisma } from './generated/client.js';
 
@@ -64,15 +65,9 @@ export function createRelationLists(db: Db) {
      * Entities the user has an active `kind` fact on that still exist: users followed, or
      * posts liked or favourited (deleted ones are left out).
      */
-    async entitiesOf(
-      userId: number,
-      entityType: 'post' | 'user',
-      kind: string,
-      limit: number,
-      from: ListPosition | null,
-    ): Promise<ListRow[]> {
+    async entitiesOf(userId: number, entityType: EntityType, kind: string, limit: number, from: ListPosition | null): Promise<ListRow[]> {
       const existing =
-        entityType === 'post'
+        entityType === POST
           ? Prisma.sql`JOIN posts e ON e.id = f.entity_id AND e.deleted_at IS NULL`
           : Prisma.sql`JOIN users e ON e.id = f.entity_id`;
       return toRows(

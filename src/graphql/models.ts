@@ -4,6 +4,7 @@ export type { UserModel } from '../db/users.js';
 
 import type { PostModel } from '../db/posts.js';
 import type { UserModel } from '../db/users.js';
+import type { PostRelationKind } from '../domain/relations.js';
 import type { Page } from './connection.js';
 
 export type PostConnectionModel = Page<PostModel>;
@@ -13,7 +14,7 @@ export type UserEdgeModel = UserConnectionModel['edges'][number];
 
 export interface LikeRelationPayloadModel {
   post: PostModel;
-  kind: 'LIKE' | 'FAV';
+  kind: PostRelationKind;
   active: boolean;
   changed: boolean;
 }
