@@ -59,11 +59,18 @@ export function createUserCounters(deps: { redis: ScriptedRedis; keys: Keys; sto
       });
     },
 
-    /** Publishes how far the user counters are complete: the least-covered partition decides. */
+    /**
+     * Publishes how far the user counters are complete (the least-covered partition decides),
+     * then pushes the users whose counters changed since the last call, with that asOf.
+     */
     async publishAsOf(): Promise<number> {
       const covered = await Promise.all(Array.from({ length: keys.partitions }, (_, p) => scripts.persistedAsOf(p)));
       const asOf = Math.min(...covered);
       if (asOf > 0) await redis.set(keys.usersAsOf(), asOf);
+      const published = Number((await redis.get(keys.usersAsOf())) ?? 0);
+      await Promise.all(
+        Array.from({ length: keys.partitions }, (_, partition) => scripts.publishUserCounts({ partition, asOf: published })),
+      );
       return asOf;
     },
   };

@@ -53,6 +53,16 @@ export function createKeys(prefix: string, partitions: number) {
     countersPrefix: (n: number) => `${prefix}cnt:${p(n)}:${SCHEMA}:`,
     /** The partition's hash tag: scripts name an entity's relation keys from it (includes/relationSet.lua). */
     partitionTag: (n: number) => p(n),
+    /** Entities whose counters the flush pass in progress changed: pushed when it completes. */
+    pushQueue: (n: number) => `${prefix}pushq:${p(n)}`,
+    /** Shard channel of the partition's live post counts (SPUBLISH once per flush pass). */
+    countsChannel: (n: number) => `${prefix}counts:${p(n)}`,
+    /** Users of the user partition whose counters changed since they were last pushed. */
+    userPushQueue: (n: number) => `${prefix}pushq:${u(n)}`,
+    /** Shard channel of the user partition's live user counts. */
+    userCountsChannel: (n: number) => `${prefix}counts:${u(n)}`,
+    /** Prefix of the user partition's user SDS keys (`<prefix><userId>`). */
+    userCountersPrefix: (n: number) => `${prefix}ucnt:${u(n)}:${SCHEMA}:`,
   };
 
   return {
@@ -86,7 +96,7 @@ export function createKeys(prefix: string, partitions: number) {
     /** First result of an idempotent mutation, in the entity's slot so the script can reach it. */
     idempotency: (entity: EntityRef, userId: number, key: string) => `${prefix}idem:${p(partitionOf(entity))}:${userId}:${key}`,
     /** The user's counters (SDS: followings, followers, posts, likesReceived, favsReceived). */
-    userCounters: (userId: number) => `${prefix}ucnt:${u(userPartition(userId, partitions))}:${SCHEMA}:${userId}`,
+    userCounters: (userId: number) => `${perPartition.userCountersPrefix(userPartition(userId, partitions))}${userId}`,
     /** Version of the cached user counters (rows older than it are not written). */
     userCountersVersion: (userId: number) => `${prefix}ucntv:${u(userPartition(userId, partitions))}:${userId}`,
     /** The user's token bucket for one budget (src/limits/rateLimiter.ts). */

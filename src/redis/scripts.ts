@@ -7,6 +7,7 @@ import { type EntityRef, type EntityType, entityName } from '../domain/entities.
 import { FAV, LIKE, POST_RELATION_SLOTS, type Relation } from '../domain/relations.js';
 import type { Keys } from './keys.js';
 import type { RawScripts, ScriptedRedis } from './luaScripts.js';
+import { userPartition } from './partition.js';
 import { unlessFailed } from './scriptErrors.js';
 
 export type { ScriptedRedis } from './luaScripts.js';
@@ -160,10 +161,13 @@ export function createScripts(redis: ScriptedRedis, keys: Keys) {
       }
     },
 
-    /** Folds up to `limit` dirty entities of a partition into their SDS counters. */
+    /**
+     * Folds up to `limit` dirty entities of a partition into their SDS counters; the call that
+     * completes a pass pushes the entities it changed (`pushed`) on the partition's channel.
+     */
     async foldDirtyCounters(a: { partition: number; limit: number }) {
       const p = a.partition;
-      const [folded, remaining, rebuilt] = await call<[number, number, number]>(
+      const [folded, remaining, rebuilt, pushed] = await call<[number, number, number, number]>(
         'foldDirtyCounters',
         keys.dirty(p),
         keys.folding(p),
@@ -172,14 +176,16 @@ export function createScripts(redis: ScriptedRedis, keys: Keys) {
         keys.aggState(p),
         keys.outbox(p),
         keys.rebuilt(p),
+        keys.pushQueue(p),
         a.limit,
         keys.aggPrefix(p),
         keys.countersPrefix(p),
         keys.prefix,
         keys.partitionTag(p),
         POST_RELATION_SLOTS,
+        keys.countsChannel(p),
       );
-      return { folded, remaining, rebuilt };
+      return { folded, remaining, rebuilt, pushed };
     },
 
     /** A post's like and favourite counts straight from its facts, and Redis's time. */
@@ -288,12 +294,24 @@ export function createScripts(redis: ScriptedRedis, keys: Keys) {
         'setUserCounters',
         keys.userCounters(a.userId),
         keys.userCountersVersion(a.userId),
+        keys.userPushQueue(userPartition(a.userId, keys.partitions)),
         String(a.version),
         ...USER_COUNTERS.map((field) => a.counters[field]),
         a.repair ? '1' : '0',
+        a.userId,
       );
       return reply === 1;
     },
+
+    /** Pushes a user partition's changed users on its live counts channel; how many. */
+    publishUserCounts: (a: { partition: number; asOf: number }) =>
+      call<number>(
+        'publishUserCounts',
+        keys.userPushQueue(a.partition),
+        keys.userCountersPrefix(a.partition),
+        keys.userCountsChannel(a.partition),
+        a.asOf,
+      ),
 
     /** Moves a recorded position forward (never back); true when it moved. */
     raisePosition: async (key: string, position: string) => (await call<number>('raisePosition', key, position)) === 1,

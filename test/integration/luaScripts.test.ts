@@ -23,6 +23,7 @@ describe('lua scripts', () => {
         'hasFacts',
         'inspectCounters',
         'persistedAsOf',
+        'publishUserCounts',
         'raisePosition',
         'rebuildCounters',
         'releaseLease',

@@ -6,7 +6,9 @@
 
   A flush pass renames `dirty` to `folding` and remembers the asOf that will be true once
   `folding` is empty; new deltas meanwhile mark entities in a fresh `dirty` set. When the
-  last entity of the pass is folded, that asOf is published to `flushed`.
+  last entity of the pass is folded, that asOf is published to `flushed`, and the entities
+  whose counters the pass changed are pushed with their new values on the partition's shard
+  channel (live counts; includes/pushCounts).
 
   Input:
     KEYS[1] dirty set             dirty:{pN}
@@ -16,13 +18,15 @@
     KEYS[5] aggregator state      aggstate:{pN}
     KEYS[6] outbox stream         ob:{pN}
     KEYS[7] rebuild watermarks    rw:{pN}
+    KEYS[8] changed in this pass  pushq:{pN}        (set of entity names to push)
 
     ARGV[1] most entities to fold in this call
     ARGV[2] aggregation hash prefix   ARGV[3] SDS prefix
     ARGV[4] key prefix                ARGV[5] partition tag "{pN}" (to reach the facts)
-    ARGV[6] bitmap-backed metrics, e.g. "like:1,fav:2"
+    ARGV[6] bitmap-backed relations, e.g. "like:1,fav:2"
+    ARGV[7] shard channel of the partition's live counts   counts:{pN}
 
-  Output: { entities folded, entities left in this pass, rebuilt from facts }
+  Output: { entities folded, entities left in this pass, rebuilt from facts, entities pushed }
 ]]
 local rcall = redis.call
 --- @include "includes/positions"
@@ -31,6 +35,7 @@ local rcall = redis.call
 --- @include "includes/countFromFacts"
 --- @include "includes/outbox"
 --- @include "includes/rebuildFromFacts"
+--- @include "includes/pushCounts"
 
 local limit = tonumber(ARGV[1])
 if not limit or limit < 1 then return -2 end
@@ -38,7 +43,6 @@ local metrics = parseMetrics(ARGV[6])
 
 -- The asOf that holds once everything aggregated so far is folded: every change
 -- acknowledged before the first event the aggregator has not applied yet.
--- The asOf that holds once everything aggregated so far is folded.
 local function asOfWhenFolded()
   return coveredUntil(rcall('HGET', KEYS[5], 'event'), KEYS[6])
 end
@@ -51,7 +55,7 @@ end
 if rcall('EXISTS', KEYS[2]) == 0 then
   if rcall('EXISTS', KEYS[1]) == 0 then
     publish(asOfWhenFolded())
-    return { 0, 0, 0 }
+    return { 0, 0, 0, 0 }
   end
   rcall('HSET', KEYS[3], 'asOf', asOfWhenFolded())
   rcall('RENAME', KEYS[1], KEYS[2])
@@ -67,25 +71,34 @@ for _, entity in ipairs(entities) do
     local v = sdsDecode(rcall('GET', sdsKey))
     if v then
       rcall('DEL', aggKey)
+      local changed = false
       for f = 1, #deltas, 2 do
         local slot = tonumber(deltas[f]) + 1
+        local before = v[slot]
         v[slot] = clampCount(v[slot] + tonumber(deltas[f + 1]))
+        if v[slot] ~= before then changed = true end
       end
-      rcall('SET', sdsKey, sdsEncode(v))
+      if changed then
+        rcall('SET', sdsKey, sdsEncode(v))
+        rcall('SADD', KEYS[8], entity)
+      end
     else
       -- Missing or malformed counters are never folded onto zeros: start again from the facts.
       rebuildFromFacts(entity,
         { sds = sdsKey, agg = aggKey, aggState = KEYS[5], outbox = KEYS[6], watermarks = KEYS[7] },
         { prefix = ARGV[4], tag = ARGV[5] }, metrics)
+      rcall('SADD', KEYS[8], entity)
       rebuilt = rebuilt + 1
     end
   end
 end
 
 local remaining = rcall('SCARD', KEYS[2])
+local pushed = 0
 if remaining == 0 then
   local asOf = tonumber(rcall('HGET', KEYS[3], 'asOf'))
   if asOf then publish(asOf) end
   rcall('HDEL', KEYS[3], 'asOf')
+  pushed = pushQueued(KEYS[8], ARGV[3], ARGV[7], tonumber(rcall('GET', KEYS[4])) or 0)
 end
-return { #entities, remaining, rebuilt }
+return { #entities, remaining, rebuilt, pushed }

@@ -1,12 +1,15 @@
 --[[
   Caches a user's counters (the user SDS) unless the cache already holds a newer version:
-  two writers racing with rows of different versions leave the newer one.
+  two writers racing with rows of different versions leave the newer one. A user whose
+  values changed is queued for the next live push (lua/publishUserCounts-1.lua).
 
   Input:
     KEYS[1] user SDS        ucnt:{uN}:v1:<user>
     KEYS[2] its version     ucntv:{uN}:<user>
+    KEYS[3] push queue      pushq:{uN}
     ARGV[1] version of the row (0: a user with no row yet, all zeros)   ARGV[2..6] followings, followers, posts, likesReceived, favsReceived
     ARGV[7] '1' to also overwrite a cache at the same version (repairing a corrupt value)
+    ARGV[8] the user's id (queued when the values changed)
 
   Output: 1 written, 0 the cache was newer
 ]]
@@ -21,6 +24,10 @@ if cached then
 end
 local v = {}
 for i = 1, 5 do v[i] = clampCount(tonumber(ARGV[i + 1]) or 0) end
-redis.call('SET', KEYS[1], sdsEncode(v))
+local encoded = sdsEncode(v)
+if redis.call('GET', KEYS[1]) ~= encoded then
+  redis.call('SET', KEYS[1], encoded)
+  redis.call('SADD', KEYS[3], ARGV[8])
+end
 redis.call('SET', KEYS[2], version)
 return 1
