@@ -6,7 +6,7 @@ const layers = [
   { name: 'infrastructure', path: '^src/((redis|db|events|auth)/|metrics\\.ts$)' },
   { name: 'model', path: '^src/(relations|counters)/' },
   { name: 'background', path: '^src/(consumers|jobs)/' },
-  { name: 'services', path: '^src/(services|recovery|limits)/' },
+  { name: 'services', path: '^src/(services|recovery|limits|live)/' },
   { name: 'graphql', path: '^src/graphql/' },
   { name: 'http', path: '^src/http/' },
   { name: 'composition', path: '^src/((app|main|workers)\\.ts$|process/|cli/)' },

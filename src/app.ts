@@ -6,11 +6,17 @@ import type { Config } from './config.js';
 import type { DbOptions } from './db/client.js';
 import { createApollo } from './graphql/apollo.js';
 import { createContextFactory } from './graphql/context.js';
+import { documentLimits } from './graphql/limits.js';
 import { createPersistedQueryStore } from './graphql/persistedQueries.js';
+import { createSchema } from './graphql/schema.js';
 import { createHttpServer } from './http/server.js';
+import { attachWebSocket } from './http/websocket.js';
+import { createCountsFeed } from './live/countsFeed.js';
+import { createLiveCounts } from './live/liveCounts.js';
 import { createMetrics } from './metrics.js';
 import { createApiServices } from './process/apiServices.js';
 import { openConnections } from './process/connections.js';
+import { createRedis } from './redis/client.js';
 import { trackRoundTrips } from './redis/roundTrips.js';
 import { createWorkers } from './workers.js';
 
@@ -31,7 +37,9 @@ export function createApp(config: Config, options: AppOptions = {}) {
   // Workers also notice a Redis that lost its data and recover it; the API restores what it touches.
   const workers = runsWorkers ? createWorkers(openConnections(config, { name: 'tally-worker', logger }), metrics) : null;
 
-  const apollo = createApollo(config, logger, createPersistedQueryStore(redis, keys, config.persistedQueries));
+  const schema = createSchema();
+  const limits = documentLimits(config);
+  const apollo = createApollo(config, logger, schema, createPersistedQueryStore(redis, keys, config.persistedQueries));
   let draining = false;
   const readiness = async () => {
     await Promise.all([redis.ping(), db.$queryRaw`SELECT 1`]);
@@ -48,6 +56,36 @@ export function createApp(config: Config, options: AppOptions = {}) {
     trustProxyHops: config.trustProxyHops,
     logger,
   });
+  // Live counts: this replica listens to the partitions its own sockets watch.
+  const websocket = runsApi
+    ? attachWebSocket(http, {
+        schema,
+        services,
+        live: createLiveCounts({
+          feed: createCountsFeed(createRedis(config, logger, { connectionName: 'tally-live', forSubscriptions: true }), logger),
+          keys,
+          postCache: services.postCache,
+          users: services.users,
+          stallMs: config.websocket.stallMs,
+          logger,
+          hooks: {
+            onPush: (lagMs) => {
+              metrics.livePushes.inc();
+              metrics.liveFanOutLag.observe(Math.max(0, lagMs) / 1000);
+            },
+            onDropped: () => metrics.livePushesDropped.inc(),
+            onSubscriptions: (open) => metrics.liveSubscriptions.set(open),
+          },
+        }),
+        settings: config.websocket,
+        validationRules: limits.validationRules,
+        maxTokens: config.limits.tokens,
+        production: config.nodeEnv === 'production',
+        trustProxyHops: config.trustProxyHops,
+        metrics,
+        logger,
+      })
+    : null;
   let url: string | null = null;
 
   return {
@@ -59,6 +97,7 @@ export function createApp(config: Config, options: AppOptions = {}) {
     redisRoundTrips,
     services,
     metrics,
+    websocket,
     workers,
 
     async start(): Promise<{ url: string }> {
@@ -88,6 +127,8 @@ export function createApp(config: Config, options: AppOptions = {}) {
       };
       draining = true; // /readyz says so while in-flight requests finish
       if (config.shutdownDelayMs > 0) await step('drain delay', () => new Promise((r) => setTimeout(r, config.shutdownDelayMs)));
+      // Sockets first: the HTTP server's close waits for every connection, upgraded ones too.
+      await step('websocket', () => websocket?.close());
       await step(
         'http',
         () =>

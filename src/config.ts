@@ -99,6 +99,25 @@ export interface Config {
     /** Connections open at once; more are refused until some close. */
     maxConnections: number;
   };
+  /** Live counts over WebSocket (GraphQL subscriptions, graphql-transport-ws). */
+  websocket: {
+    /** Subscriptions one connection may hold at once. */
+    maxSubscriptions: number;
+    /** Ids one subscription may watch (at most 100, as in queries). */
+    maxIds: number;
+    /** Connections one user (or, anonymous, one address) may hold at once. */
+    maxConnectionsPerClient: number;
+    /** Largest message a client may send; a larger one closes the socket (1009). */
+    maxMessageBytes: number;
+    /** Time a client has to send connection_init after connecting (else 4408). */
+    initTimeoutMs: number;
+    /** Pings go out this often; a socket that answered none since the last one is closed. */
+    pingIntervalMs: number;
+    /** Bytes queued for a socket that is not reading before it is closed (1013). */
+    maxBufferedBytes: number;
+    /** How long a push may wait for a socket that is not reading before it is closed (1013). */
+    stallMs: number;
+  };
   /** On SIGTERM, how long /readyz reports "draining" (so load balancers stop routing) before the listener closes. */
   shutdownDelayMs: number;
   /** The automatic persisted query store: how long a document stays after its last registration, and its bounds. */
@@ -261,6 +280,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       keepAliveTimeoutMs: integer('HTTP_KEEP_ALIVE_TIMEOUT_MS', 5000, 100, 3_600_000),
       idleTimeoutMs: integer('HTTP_IDLE_TIMEOUT_MS', 60_000, 1000, 3_600_000),
       maxConnections: integer('HTTP_MAX_CONNECTIONS', 10_000, 1, 1_000_000),
+    },
+    websocket: {
+      maxSubscriptions: integer('WS_MAX_SUBSCRIPTIONS', 20, 1, 1000),
+      maxIds: integer('WS_MAX_IDS', 100, 1, 100),
+      maxConnectionsPerClient: integer('WS_MAX_CONNECTIONS_PER_CLIENT', 10, 1, 100_000),
+      maxMessageBytes: integer('WS_MAX_MESSAGE_BYTES', 64 * 1024, 1024, 16 * 1024 * 1024),
+      initTimeoutMs: integer('WS_INIT_TIMEOUT_MS', 5000, 100, 600_000),
+      pingIntervalMs: integer('WS_PING_INTERVAL_MS', 15_000, 100, 600_000),
+      maxBufferedBytes: integer('WS_MAX_BUFFERED_BYTES', 1024 * 1024, 1024, 1024 * 1024 * 1024),
+      stallMs: integer('WS_STALL_MS', 30_000, 100, 3_600_000),
     },
     shutdownDelayMs: integer('SHUTDOWN_DELAY_MS', 0, 0, 120_000),
     persistedQueries: {

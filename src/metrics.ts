@@ -96,6 +96,38 @@ export function createMetrics(sources: MetricSources) {
       labelNames: ['kind'] as const,
       registers: [registry],
     }),
+    liveSockets: new Gauge({
+      name: 'tally_live_sockets',
+      help: 'WebSocket connections open on this process (live counts)',
+      registers: [registry],
+    }),
+    liveSubscriptions: new Gauge({
+      name: 'tally_live_subscriptions',
+      help: 'Live count subscriptions open on this process',
+      registers: [registry],
+    }),
+    livePushes: new Counter({
+      name: 'tally_live_pushes_total',
+      help: 'Pushes handed to subscriptions (one per watched entity that changed, per subscription)',
+      registers: [registry],
+    }),
+    livePushesDropped: new Counter({
+      name: 'tally_live_pushes_dropped_total',
+      help: 'Pushes replaced by a newer one for the same entity before a slow socket took them',
+      registers: [registry],
+    }),
+    liveFanOutLag: new Histogram({
+      name: 'tally_live_fan_out_lag_seconds',
+      help: 'From the flush pass publishing a change to its push being handed to the socket',
+      buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+      registers: [registry],
+    }),
+    liveClosed: new Counter({
+      name: 'tally_live_sockets_closed_total',
+      help: 'WebSocket connections closed, by close code',
+      labelNames: ['code'] as const,
+      registers: [registry],
+    }),
   };
 }
 

@@ -10,13 +10,16 @@ local function pushQueued(queue, sdsPrefix, channel, asOf)
   local names = rcall('SMEMBERS', queue)
   if #names == 0 then return 0 end
   rcall('DEL', queue)
+  -- When it was published (Redis's clock), so replicas can measure the fan-out lag.
+  local now = rcall('TIME')
+  local at = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
   for first = 1, #names, PUSH_CHUNK do
     local counts = {}
     for i = first, math.min(first + PUSH_CHUNK - 1, #names) do
       local v = sdsDecode(rcall('GET', sdsPrefix .. names[i]))
       if v then counts[names[i]] = v end
     end
-    if next(counts) then rcall('SPUBLISH', channel, cjson.encode({ asOf = asOf, counts = counts })) end
+    if next(counts) then rcall('SPUBLISH', channel, cjson.encode({ asOf = asOf, at = at, counts = counts })) end
   end
   return #names
 end

@@ -7,6 +7,8 @@ import { unauthenticated } from '../errors.js';
 export interface Viewer {
   id: number;
   name: string | null;
+  /** When the token stops being valid (epoch ms; Infinity without `exp`): a socket closes then. */
+  validUntilMs: number;
 }
 
 const SUBJECT = /^[1-9][0-9]{0,15}$/;
@@ -55,9 +57,9 @@ export function createAuth(secret: string) {
       }
       const id = parseSubject(payload.sub);
       if (id === null) throw unauthenticated('token subject must be a positive integer user id below 2^53');
-      const viewer = { id, name: displayName(payload.name) };
       // Valid until jose would call it expired (exp plus the tolerance), or the cache TTL.
       const validUntilMs = payload.exp === undefined ? Infinity : (payload.exp + CLOCK_TOLERANCE_S) * 1000;
+      const viewer = { id, name: displayName(payload.name), validUntilMs };
       verified.set(token, { viewer, validUntilMs });
       return viewer;
     },

@@ -6,7 +6,7 @@ import {
   ApolloServerPluginUsageReportingDisabled,
 } from '@apollo/server/plugin/disabled';
 import type { KeyValueCache } from '@apollo/utils.keyvaluecache';
-import { makeExecutableSchema } from '@graphql-tools/schema';
+import type { GraphQLSchema } from 'graphql';
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import { formatError } from '../errors.js';
@@ -14,12 +14,10 @@ import type { GraphQLContext } from './context.js';
 import { jitGateway } from './jitExecutor.js';
 import { documentLimits } from './limits.js';
 import { requestOutcomePlugin } from './requestOutcome.js';
-import { resolvers, typeDefs } from './schema.js';
 
-export function createApollo(config: Config, logger: Logger, persistedQueryStore: KeyValueCache<string>) {
+export function createApollo(config: Config, logger: Logger, schema: GraphQLSchema, persistedQueryStore: KeyValueCache<string>) {
   const production = config.nodeEnv === 'production';
   const limits = documentLimits(config);
-  const schema = makeExecutableSchema({ typeDefs, resolvers });
   return new ApolloServer<GraphQLContext>({
     ...(config.executor === 'jit' ? { gateway: jitGateway(schema) } : { schema }),
     validationRules: limits.validationRules,

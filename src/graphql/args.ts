@@ -25,6 +25,14 @@ export function parseIds(raw: readonly string[], argumentName = 'ids'): number[]
   return raw.map((id) => parseId(id, argumentName));
 }
 
+/** 1 to `max` ids to watch (subscriptions): none would never push, so it is an error too. */
+export function parseWatchedIds(raw: readonly string[], argumentName: string, max: number): number[] {
+  if (raw.length === 0 || raw.length > max) {
+    throw badInput(`${argumentName} takes 1 to ${max} ids, got ${raw.length}`, { argumentName });
+  }
+  return raw.map((id) => parseId(id, argumentName));
+}
+
 export function parsePageSize(first: number | null | undefined, argumentName = 'first'): number {
   const value = first ?? 20;
   if (!Number.isInteger(value) || value < 1 || value > MAX_PAGE_SIZE) {

@@ -1,26 +1,46 @@
 // The GraphQL context: who is asking, and a fresh set of loaders for this request only
-// (loaders cache per request; viewer state must never leak between requests).
+// (loaders cache per request; viewer state must never leak between requests). A WebSocket
+// connection's context lives as long as the socket: its loaders do not cache, and it can
+// watch live counts.
 import type { Viewer } from '../auth/jwt.js';
 import { unauthenticated } from '../errors.js';
+import type { Client } from '../limits/rateLimiter.js';
+import type { LivePost, LiveUser } from '../live/liveCounts.js';
 import type { RequestScope } from '../requestScope.js';
 import { createLoaders, type Loaders } from './loaders.js';
 import type { Services } from './services.js';
 
+/** What a WebSocket connection adds: watching live counts, within its limits. */
+export interface LiveWatch {
+  posts(ids: readonly number[]): Promise<AsyncIterable<LivePost>>;
+  users(ids: readonly number[]): Promise<AsyncIterable<LiveUser>>;
+  /** Ids one subscription may watch. */
+  maxIds: number;
+}
+
 export interface GraphQLContext {
   viewer: Viewer | null;
-  /** The HTTP request's scope: its id, and what it ran and how it ended (for logs and metrics). */
+  /** The HTTP request's (or the socket's) scope: its id, and what it ran and how it ended (for logs and metrics). */
   scope: RequestScope;
   loaders: Loaders;
   services: Services;
+  /** Only on a WebSocket connection (subscriptions). */
+  live: LiveWatch | null;
 }
+
+const clientOf = (viewer: Viewer | null, scope: RequestScope): Client => (viewer ? { userId: viewer.id } : { address: scope.client });
 
 export function createContextFactory(services: Services) {
   return async (authorization: string | undefined, scope: RequestScope): Promise<GraphQLContext> => {
     const viewer = await services.auth.viewerFrom(authorization);
     if (viewer) await services.users.ensure(viewer.id, viewer.name);
-    const client = viewer ? { userId: viewer.id } : { address: scope.client };
-    return { viewer, scope, loaders: createLoaders(services, viewer, client), services };
+    return { viewer, scope, loaders: createLoaders(services, viewer, clientOf(viewer, scope)), services, live: null };
   };
+}
+
+/** The context of one subscription on a socket whose viewer was authenticated at connection_init. */
+export function socketContext(services: Services, viewer: Viewer | null, scope: RequestScope, live: LiveWatch): GraphQLContext {
+  return { viewer, scope, loaders: createLoaders(services, viewer, clientOf(viewer, scope), { cache: false }), services, live };
 }
 
 /** The viewer, or UNAUTHENTICATED for operations that need one. */

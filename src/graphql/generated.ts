@@ -322,6 +322,57 @@ export type SetLikeRelationInput = {
   postId: Scalars['ID']['input'];
 };
 
+/**
+ * Live counts, over WebSocket only (GraphQL over WebSocket, subprotocol `graphql-transport-ws`,
+ * on the same URL as HTTP). Anonymous sockets may watch (counts are public); a token goes in
+ * `connection_init`'s payload as `{ "authorization": "Bearer <jwt>" }` (a bad one closes the
+ * socket with 4403, an expired one closes it when it expires). A push carries absolute values
+ * and `asOf`, never deltas, and comes at most once per flush pass (about 500 ms) per entity,
+ * only when its counters changed; `asOf` never goes backwards. Limits (settings): subscriptions
+ * per connection, ids per subscription, connections per user or address, message size.
+ */
+export type Subscription = {
+  __typename?: 'Subscription';
+  /**
+   * Pushes a watched post each time its counters change (at most once per flush pass). Other
+   * fields resolve as in queries. Unknown or deleted posts are allowed and simply never push.
+   */
+  postCountsChanged: Post;
+  /**
+   * Pushes a watched user each time their counters change (at most once per flush interval).
+   * Unknown users are allowed and simply never push.
+   */
+  userCountsChanged: User;
+};
+
+
+/**
+ * Live counts, over WebSocket only (GraphQL over WebSocket, subprotocol `graphql-transport-ws`,
+ * on the same URL as HTTP). Anonymous sockets may watch (counts are public); a token goes in
+ * `connection_init`'s payload as `{ "authorization": "Bearer <jwt>" }` (a bad one closes the
+ * socket with 4403, an expired one closes it when it expires). A push carries absolute values
+ * and `asOf`, never deltas, and comes at most once per flush pass (about 500 ms) per entity,
+ * only when its counters changed; `asOf` never goes backwards. Limits (settings): subscriptions
+ * per connection, ids per subscription, connections per user or address, message size.
+ */
+export type SubscriptionPostCountsChangedArgs = {
+  postIds: Array<Scalars['ID']['input']>;
+};
+
+
+/**
+ * Live counts, over WebSocket only (GraphQL over WebSocket, subprotocol `graphql-transport-ws`,
+ * on the same URL as HTTP). Anonymous sockets may watch (counts are public); a token goes in
+ * `connection_init`'s payload as `{ "authorization": "Bearer <jwt>" }` (a bad one closes the
+ * socket with 4403, an expired one closes it when it expires). A push carries absolute values
+ * and `asOf`, never deltas, and comes at most once per flush pass (about 500 ms) per entity,
+ * only when its counters changed; `asOf` never goes backwards. Limits (settings): subscriptions
+ * per connection, ids per subscription, connections per user or address, message size.
+ */
+export type SubscriptionUserCountsChangedArgs = {
+  userIds: Array<Scalars['ID']['input']>;
+};
+
 /** The profile settings `updateProfile` changes; a field left out (or null) keeps its value. */
 export type UpdateProfileInput = {
   /** Whether others may see the posts you liked or favourited, and you among a post's likers. */
@@ -507,6 +558,7 @@ export type ResolversTypes = {
   SetFollowRelationInput: SetFollowRelationInput;
   SetLikeRelationInput: SetLikeRelationInput;
   String: ResolverTypeWrapper<Scalars['String']['output']>;
+  Subscription: ResolverTypeWrapper<Record<PropertyKey, never>>;
   UpdateProfileInput: UpdateProfileInput;
   User: ResolverTypeWrapper<UserModel>;
   UserConnection: ResolverTypeWrapper<UserConnectionModel>;
@@ -534,6 +586,7 @@ export type ResolversParentTypes = {
   SetFollowRelationInput: SetFollowRelationInput;
   SetLikeRelationInput: SetLikeRelationInput;
   String: Scalars['String']['output'];
+  Subscription: Record<PropertyKey, never>;
   UpdateProfileInput: UpdateProfileInput;
   User: UserModel;
   UserConnection: UserConnectionModel;
@@ -611,6 +664,11 @@ export type QueryResolvers<ContextType = GraphQLContext, ParentType extends Reso
   viewer?: Resolver<Maybe<ResolversTypes['User']>, ParentType, ContextType>;
 };
 
+export type SubscriptionResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['Subscription'] = ResolversParentTypes['Subscription']> = {
+  postCountsChanged?: SubscriptionResolver<ResolversTypes['Post'], "postCountsChanged", ParentType, ContextType, RequireFields<SubscriptionPostCountsChangedArgs, 'postIds'>>;
+  userCountsChanged?: SubscriptionResolver<ResolversTypes['User'], "userCountsChanged", ParentType, ContextType, RequireFields<SubscriptionUserCountsChangedArgs, 'userIds'>>;
+};
+
 export type UserResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['User'] = ResolversParentTypes['User']> = {
   counts?: Resolver<ResolversTypes['UserCounts'], ParentType, ContextType>;
   createdAt?: Resolver<ResolversTypes['DateTime'], ParentType, ContextType>;
@@ -654,6 +712,7 @@ export type Resolvers<ContextType = GraphQLContext> = {
   PostEdge?: PostEdgeResolvers<ContextType>;
   PostViewerState?: PostViewerStateResolvers<ContextType>;
   Query?: QueryResolvers<ContextType>;
+  Subscription?: SubscriptionResolvers<ContextType>;
   User?: UserResolvers<ContextType>;
   UserConnection?: UserConnectionResolvers<ContextType>;
   UserCounts?: UserCountsResolvers<ContextType>;

@@ -32,7 +32,11 @@ export async function orFromPostgres<T>(
   return answers.map((answer) => answer ?? found[next++]!);
 }
 
-export function createLoaders(services: Services, viewer: Viewer | null, client: Client) {
+/**
+ * `cache: false` for a subscription: its context lives as long as the socket, and each push
+ * must read fresh (loads of one push still share a batch).
+ */
+export function createLoaders(services: Services, viewer: Viewer | null, client: Client, { cache = true } = {}) {
   let listPages = 0;
   return {
     /**
@@ -44,25 +48,32 @@ export function createLoaders(services: Services, viewer: Viewer | null, client:
     }),
     /** A key for `listPageToken` (each list page takes its own token). */
     nextListPage: () => ++listPages,
-    user: new DataLoader<number, UserModel | null>(async (ids) => inKeyOrder(ids, await services.users.byIds(ids))),
+    user: new DataLoader<number, UserModel | null>(async (ids) => inKeyOrder(ids, await services.users.byIds(ids)), { cache }),
     /** Live posts only: a deleted post loads as null. */
-    post: new DataLoader<number, PostModel | null>(async (ids) => inKeyOrder(ids, await services.posts.liveByIds(ids))),
-    counts: new DataLoader<number, PostCounts>(async (postIds) =>
-      orFromPostgres(postIds, await services.postCounters.load(postIds), (ids) => services.durableReads.counts(ids)),
+    post: new DataLoader<number, PostModel | null>(async (ids) => inKeyOrder(ids, await services.posts.liveByIds(ids)), { cache }),
+    counts: new DataLoader<number, PostCounts>(
+      async (postIds) => orFromPostgres(postIds, await services.postCounters.load(postIds), (ids) => services.durableReads.counts(ids)),
+      { cache },
     ),
-    userCounts: new DataLoader<number, UserCounts>((userIds) => services.userCounters.load(userIds)),
+    userCounts: new DataLoader<number, UserCounts>((userIds) => services.userCounters.load(userIds), { cache }),
     /** Whether the viewer follows each user (false for anonymous viewers). */
-    followedByViewer: new DataLoader<number, boolean>(async (userIds) => {
-      if (!viewer) return userIds.map(() => false);
-      const follows = await services.relations.follows(viewer.id, userIds);
-      return orFromPostgres(userIds, follows, (ids) => services.durableReads.follows(viewer.id, ids));
-    }),
+    followedByViewer: new DataLoader<number, boolean>(
+      async (userIds) => {
+        if (!viewer) return userIds.map(() => false);
+        const follows = await services.relations.follows(viewer.id, userIds);
+        return orFromPostgres(userIds, follows, (ids) => services.durableReads.follows(viewer.id, ids));
+      },
+      { cache },
+    ),
     /** The viewer's own state; never cached beyond this request. */
-    viewerState: new DataLoader<number, ViewerState>(async (postIds) => {
-      if (!viewer) return postIds.map(() => ({ liked: false, faved: false }));
-      const states = await services.relations.viewerStates(viewer.id, postIds);
-      return orFromPostgres(postIds, states, (ids) => services.durableReads.viewerStates(viewer.id, ids));
-    }),
+    viewerState: new DataLoader<number, ViewerState>(
+      async (postIds) => {
+        if (!viewer) return postIds.map(() => ({ liked: false, faved: false }));
+        const states = await services.relations.viewerStates(viewer.id, postIds);
+        return orFromPostgres(postIds, states, (ids) => services.durableReads.viewerStates(viewer.id, ids));
+      },
+      { cache },
+    ),
   };
 }
 

@@ -1,11 +1,15 @@
 // What resolvers pass around for each GraphQL object type (codegen `mappers`).
-export type { PostModel } from '../db/posts.js';
-export type { UserModel } from '../db/users.js';
-
-import type { PostModel } from '../db/posts.js';
-import type { UserModel } from '../db/users.js';
+import type { PostCounts } from '../counters/postCounters.js';
+import type { UserCounts } from '../counters/userCounters.js';
+import type { PostModel as StoredPost } from '../db/posts.js';
+import type { UserModel as StoredUser } from '../db/users.js';
 import type { PostRelationKind } from '../domain/relations.js';
 import type { Page } from './connection.js';
+
+/** A post; a pushed one (subscriptions) carries the counts its flush pass published. */
+export type PostModel = StoredPost & { liveCounts?: PostCounts };
+/** A user; a pushed one carries the counts last published for them. */
+export type UserModel = StoredUser & { liveCounts?: UserCounts };
 
 export type PostConnectionModel = Page<PostModel>;
 export type PostEdgeModel = PostConnectionModel['edges'][number];

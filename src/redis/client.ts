@@ -9,6 +9,8 @@ export interface RedisOptions {
   connectionName?: string;
   /** For BullMQ: its blocking commands must wait out reconnects instead of failing. */
   forJobs?: boolean;
+  /** For SSUBSCRIBE (live counts): on a Cluster, one subscriber connection per master. */
+  forSubscriptions?: boolean;
 }
 
 /** Where Redis is: the Cluster's seed nodes (host:port) when any are given, else the URL. */
@@ -45,6 +47,7 @@ export function createRedis(target: string | RedisTarget, logger: Logger, option
           lazyConnect: options.forJobs,
           // Replicas may lag: counts, viewer state and scripts must see the master's writes.
           scaleReads: 'master',
+          shardedSubscribers: options.forSubscriptions ?? false,
           redisOptions: perConnection,
         })
       : new Redis(redisUrl, { ...perConnection, enableAutoPipelining: !options.forJobs, lazyConnect: options.forJobs });

@@ -69,6 +69,8 @@ export function createKeys(prefix: string, partitions: number) {
     prefix,
     partitions,
     partitionOf,
+    /** The user partition of a user's own keys (counters, budgets, live counts). */
+    userPartitionOf: (userId: number) => userPartition(userId, partitions),
     ...perPartition,
 
     // One relation's facts (user ids), stored as in lua/includes/relationSet.lua: array

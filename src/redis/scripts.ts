@@ -7,7 +7,6 @@ import { type EntityRef, type EntityType, entityName } from '../domain/entities.
 import { FAV, LIKE, POST_RELATION_SLOTS, type Relation } from '../domain/relations.js';
 import type { Keys } from './keys.js';
 import type { RawScripts, ScriptedRedis } from './luaScripts.js';
-import { userPartition } from './partition.js';
 import { unlessFailed } from './scriptErrors.js';
 
 export type { ScriptedRedis } from './luaScripts.js';
@@ -294,7 +293,7 @@ export function createScripts(redis: ScriptedRedis, keys: Keys) {
         'setUserCounters',
         keys.userCounters(a.userId),
         keys.userCountersVersion(a.userId),
-        keys.userPushQueue(userPartition(a.userId, keys.partitions)),
+        keys.userPushQueue(keys.userPartitionOf(a.userId)),
         String(a.version),
         ...USER_COUNTERS.map((field) => a.counters[field]),
         a.repair ? '1' : '0',

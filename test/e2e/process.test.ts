@@ -87,7 +87,7 @@ describe('npm run token', () => {
     const proc = spawnTsx('src/cli/token.ts', ['77', 'Ada', 'Lovelace'], { JWT_SECRET: SECRET });
     expect(await proc.exited).toBe(0);
     const viewer = await createAuth(SECRET).viewerFrom(`Bearer ${proc.output().trim()}`);
-    expect(viewer).toEqual({ id: 77, name: 'Ada Lovelace' });
+    expect(viewer).toMatchObject({ id: 77, name: 'Ada Lovelace' });
   });
 
   it('refuses an id that is not a positive integer', async () => {

@@ -11,6 +11,7 @@ import { waitUntil } from '../support/wait.js';
 
 interface Push {
   asOf: number;
+  at: number;
   counts: Record<string, number[]>;
 }
 
@@ -84,7 +85,7 @@ describe('count pushes', () => {
     const pushed = await Promise.all(f.allPartitions.map((partition) => scripts.publishUserCounts({ partition, asOf: 1234 })));
     expect(pushed.reduce((a, b) => a + b, 0)).toBe(1);
     await waitUntil(async () => pushesOf('42').length > 0, { what: 'the user push' });
-    expect(pushesOf('42')).toEqual([{ asOf: 1234, counts: { 42: [1, 2, 3, 4, 5] } }]);
+    expect(pushesOf('42')).toMatchObject([{ asOf: 1234, counts: { 42: [1, 2, 3, 4, 5] } }]);
     expect(await Promise.all(f.allPartitions.map((partition) => scripts.publishUserCounts({ partition, asOf: 1235 })))).toEqual([0, 0]);
   });
 });

@@ -31,8 +31,8 @@ describe('auth.viewerFrom', () => {
   });
 
   it('reads the user id from sub and the optional name claim', async () => {
-    expect(await auth.viewerFrom(`Bearer ${await auth.sign(42, { name: '  Ada  ' })}`)).toEqual({ id: 42, name: 'Ada' });
-    expect(await auth.viewerFrom(`Bearer ${await auth.sign(9007199254740991)}`)).toEqual({
+    expect(await auth.viewerFrom(`Bearer ${await auth.sign(42, { name: '  Ada  ' })}`)).toMatchObject({ id: 42, name: 'Ada' });
+    expect(await auth.viewerFrom(`Bearer ${await auth.sign(9007199254740991)}`)).toMatchObject({
       id: 9007199254740991,
       name: null,
     });
@@ -46,9 +46,13 @@ describe('auth.viewerFrom', () => {
   it('remembers a verified token only until it expires', async () => {
     vi.useFakeTimers({ toFake: ['Date'] });
     const token = await sign({}, '8', '60s');
-    expect(await auth.viewerFrom(`Bearer ${token}`)).toEqual({ id: 8, name: null });
+    const viewer = await auth.viewerFrom(`Bearer ${token}`);
+    expect(viewer).toMatchObject({ id: 8, name: null });
+    // Valid until exp plus the 30 s tolerance: a socket authenticated with it closes then.
+    expect(viewer!.validUntilMs - Date.now()).toBeGreaterThan(85_000);
+    expect(viewer!.validUntilMs - Date.now()).toBeLessThanOrEqual(90_000);
     vi.setSystemTime(Date.now() + 60_000); // within the 30 s clock tolerance: still valid
-    expect(await auth.viewerFrom(`Bearer ${token}`)).toEqual({ id: 8, name: null });
+    expect(await auth.viewerFrom(`Bearer ${token}`)).toMatchObject({ id: 8, name: null });
     vi.setSystemTime(Date.now() + 31_000);
     expect(await failure(`Bearer ${token}`)).toEqual({ code: 'UNAUTHENTICATED', message: 'token expired' });
   });

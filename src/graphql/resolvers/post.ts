@@ -14,7 +14,8 @@ export const Post: PostResolvers = {
       if (!author) throw new Error(`author ${post.authorId} of post ${post.id} is missing`);
       return author;
     }),
-  counts: (post, _, { loaders }) => loaders.counts.load(post.id),
+  // A pushed post carries its counts, resolved once for every socket that watches it.
+  counts: (post, _, { loaders }) => post.liveCounts ?? loaders.counts.load(post.id),
   myState: (post, _, { viewer, loaders }) => (viewer ? loaders.viewerState.load(post.id) : null),
 
   likers: (post, { kind, first, after }, ctx) => {

@@ -6,7 +6,7 @@ import { listPage } from './lists.js';
 
 export const User: UserResolvers = {
   id: (user) => String(user.id),
-  counts: (user, _, { loaders }) => loaders.userCounts.load(user.id),
+  counts: (user, _, { loaders }) => user.liveCounts ?? loaders.userCounts.load(user.id),
   followedByViewer: (user, _, { viewer, loaders }) => (viewer ? loaders.followedByViewer.load(user.id) : null),
 
   likedPosts: async (user, { kind, first, after }, ctx) => {

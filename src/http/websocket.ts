@@ -1,0 +1,245 @@
+// Live counts over WebSocket: GraphQL over WebSocket (graphql-ws, subprotocol
+// `graphql-transport-ws`) on the HTTP server's port and path. Only subscriptions run here
+// (queries and mutations go over HTTP, with its limits and budgets); documents meet the same
+// limits as over HTTP. Close codes: 4403 bad or expired token, 4408 no connection_init in
+// time, 1008 too many connections for one client, 1009 message too large, 1013 a socket that
+// does not read its pushes, 1001 server shutting down.
+import type { IncomingMessage, Server } from 'node:http';
+import type { Duplex } from 'node:stream';
+import {
+  type DocumentNode,
+  GraphQLError,
+  type GraphQLFormattedError,
+  type GraphQLSchema,
+  getOperationAST,
+  parse,
+  specifiedRules,
+  type ValidationRule,
+  validate,
+} from 'graphql';
+import type { Context } from 'graphql-ws';
+import { useServer } from 'graphql-ws/use/ws';
+import type { Logger } from 'pino';
+import { type WebSocket, WebSocketServer } from 'ws';
+import type { Viewer } from '../auth/jwt.js';
+import type { Config } from '../config.js';
+import { badInput, ErrorCode, formatError } from '../errors.js';
+import { type LiveWatch, socketContext } from '../graphql/context.js';
+import type { Services } from '../graphql/services.js';
+import { clientAddress } from '../limits/clientAddress.js';
+import type { LiveCounts } from '../live/liveCounts.js';
+import type { Metrics } from '../metrics.js';
+import { createRequestScope, type RequestScope, requestIdFrom } from '../requestScope.js';
+
+export const CLOSE = {
+  goingAway: 1001,
+  policy: 1008,
+  tooLarge: 1009,
+  tryAgainLater: 1013,
+  forbidden: 4403,
+} as const;
+
+/** Longest single timer Node keeps (about 24.8 days); longer waits re-arm. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+/** How long draining waits for queued pushes to reach a socket before closing it. */
+const DRAIN_MS = 2000;
+
+export interface WebSocketDeps {
+  schema: GraphQLSchema;
+  services: Services;
+  live: LiveCounts;
+  settings: Config['websocket'];
+  validationRules: readonly ValidationRule[];
+  maxTokens: number;
+  production: boolean;
+  trustProxyHops: number;
+  metrics: Metrics;
+  logger: Logger;
+}
+
+/** What a connection keeps between its messages. */
+interface Connection {
+  scope: RequestScope;
+  viewer: Viewer | null;
+  /** The per-client count this connection holds (`u:<id>` or `a:<address>`), once acknowledged. */
+  client: string | null;
+  expiry: NodeJS.Timeout | null;
+  live: LiveWatch;
+}
+
+type Extra = { socket: WebSocket; request: IncomingMessage; connection?: Connection };
+
+const asInput = (error: GraphQLError) =>
+  new GraphQLError(error.message, {
+    nodes: error.nodes,
+    source: error.source,
+    positions: error.positions,
+    extensions: { code: ErrorCode.BAD_USER_INPUT },
+  });
+
+export function attachWebSocket(server: Server, deps: WebSocketDeps) {
+  const { settings, logger, metrics } = deps;
+  const wss = new WebSocketServer({ noServer: true, maxPayload: settings.maxMessageBytes });
+  const perClient = new Map<string, number>();
+  let draining = false;
+
+  const closeSocket = (socket: WebSocket, code: number, reason: string) => {
+    if (socket.readyState === socket.OPEN || socket.readyState === socket.CONNECTING) socket.close(code, reason);
+  };
+
+  const format = (errors: readonly GraphQLError[]): GraphQLFormattedError[] =>
+    errors.map((error) =>
+      formatError(error.toJSON(), error, {
+        exposeDetails: !deps.production,
+        onInternal: (cause) => logger.error({ err: cause }, 'unexpected error in a subscription'),
+      }),
+    );
+
+  const checkDocument = (query: string, operationName: string | null | undefined): DocumentNode | readonly GraphQLError[] => {
+    let document: DocumentNode;
+    try {
+      document = parse(query, { maxTokens: deps.maxTokens });
+    } catch (error) {
+      return [asInput(error as GraphQLError)];
+    }
+    const errors = validate(deps.schema, document, [...specifiedRules, ...deps.validationRules]);
+    if (errors.length > 0) return errors.map(asInput);
+    const operation = getOperationAST(document, operationName);
+    if (!operation) return [badInput('the document must name one operation to run (operationName)')];
+    if (operation.operation !== 'subscription') {
+      return [badInput('only subscriptions are served over WebSocket; send queries and mutations over HTTP')];
+    }
+    return document;
+  };
+
+  function release(connection: Connection | undefined) {
+    if (!connection) return;
+    if (connection.expiry) clearTimeout(connection.expiry);
+    if (connection.client) {
+      const left = (perClient.get(connection.client) ?? 1) - 1;
+      if (left > 0) perClient.set(connection.client, left);
+      else perClient.delete(connection.client);
+      connection.client = null;
+    }
+  }
+
+  /** Closes the socket when its token expires (timers re-armed past Node's longest). */
+  function closeAtExpiry(socket: WebSocket, connection: Connection, validUntilMs: number) {
+    if (!Number.isFinite(validUntilMs)) return;
+    const wait = validUntilMs - Date.now();
+    connection.expiry = setTimeout(
+      () => (wait > MAX_TIMER_MS ? closeAtExpiry(socket, connection, validUntilMs) : closeSocket(socket, CLOSE.forbidden, 'token expired')),
+      Math.max(0, Math.min(wait, MAX_TIMER_MS)),
+    );
+    connection.expiry.unref();
+  }
+
+  useServer<Record<string, unknown>, Extra>(
+    {
+      schema: deps.schema,
+      connectionInitWaitTimeout: settings.initTimeoutMs,
+      onConnect: async (ctx) => {
+        const { socket, request } = ctx.extra;
+        const scope = createRequestScope(requestIdFrom(request.headers['x-request-id']), clientAddress(request, deps.trustProxyHops));
+        const authorization = ctx.connectionParams?.authorization;
+        let viewer: Viewer | null;
+        try {
+          if (authorization !== undefined && typeof authorization !== 'string') throw new Error('authorization must be a string');
+          viewer = await deps.services.auth.viewerFrom(authorization);
+          if (viewer) await deps.services.users.ensure(viewer.id, viewer.name);
+        } catch {
+          return false; // graphql-ws closes with 4403 Forbidden
+        }
+        const client = viewer ? `u:${viewer.id}` : `a:${scope.client}`;
+        const held = perClient.get(client) ?? 0;
+        if (held >= settings.maxConnectionsPerClient) {
+          closeSocket(socket, CLOSE.policy, `too many connections for this client (at most ${settings.maxConnectionsPerClient})`);
+          return false;
+        }
+        perClient.set(client, held + 1);
+        const onStall = () => closeSocket(socket, CLOSE.tryAgainLater, 'the client does not read its pushes');
+        const connection: Connection = {
+          scope,
+          viewer,
+          client,
+          expiry: null,
+          live: {
+            maxIds: settings.maxIds,
+            posts: (ids) => deps.live.watchPosts(ids, { onStall }),
+            users: (ids) => deps.live.watchUsers(ids, { onStall }),
+          },
+        };
+        ctx.extra.connection = connection;
+        if (viewer) closeAtExpiry(socket, connection, viewer.validUntilMs);
+        return true;
+      },
+      onSubscribe: (ctx, _id, payload) => {
+        const connection = ctx.extra.connection!;
+        const open = Object.keys(ctx.subscriptions).length;
+        if (open >= settings.maxSubscriptions) {
+          return [badInput(`at most ${settings.maxSubscriptions} subscriptions per connection (WS_MAX_SUBSCRIPTIONS)`)];
+        }
+        const document = checkDocument(payload.query, payload.operationName);
+        if (!('kind' in document)) return document; // errors: onError formats them
+        return {
+          schema: deps.schema,
+          document,
+          operationName: payload.operationName,
+          variableValues: payload.variables,
+          contextValue: socketContext(deps.services, connection.viewer, connection.scope, connection.live),
+        };
+      },
+      onNext: (ctx, _id, _payload, _args, result) => {
+        if (ctx.extra.socket.bufferedAmount > settings.maxBufferedBytes) {
+          closeSocket(ctx.extra.socket, CLOSE.tryAgainLater, 'the client does not read its pushes');
+        }
+        return result.errors ? { ...result, errors: format(result.errors) } : (result as never);
+      },
+      onError: (_ctx, _id, _payload, errors) => format(errors),
+      onClose: (ctx, code) => {
+        release(ctx.extra.connection);
+        metrics.liveClosed.inc({ code: String(code ?? 'none') });
+      },
+    },
+    wss,
+    settings.pingIntervalMs,
+  );
+
+  const onUpgrade = (request: IncomingMessage, socket: Duplex, head: Buffer) => {
+    const path = (request.url ?? '/').split('?')[0];
+    if (path !== '/graphql' || draining) {
+      socket.end(`HTTP/1.1 ${draining ? '503 Service Unavailable' : '404 Not Found'}\r\nconnection: close\r\n\r\n`);
+      return;
+    }
+    wss.handleUpgrade(request, socket, head, (ws) => {
+      metrics.liveSockets.inc();
+      ws.once('close', () => metrics.liveSockets.dec());
+      wss.emit('connection', ws, request);
+    });
+  };
+  server.on('upgrade', onUpgrade);
+
+  return {
+    /** Sockets open now. */
+    sockets: () => wss.clients.size,
+
+    /**
+     * Stops taking sockets, ends every subscription (clients get `complete`), lets queued
+     * pushes reach their sockets (up to DRAIN_MS), then closes every socket with 1001.
+     */
+    async close(): Promise<void> {
+      draining = true;
+      server.off('upgrade', onUpgrade);
+      deps.live.close();
+      const deadline = Date.now() + DRAIN_MS;
+      while (Date.now() < deadline && [...wss.clients].some((socket) => socket.bufferedAmount > 0)) {
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      for (const socket of wss.clients) closeSocket(socket, CLOSE.goingAway, 'server shutting down');
+      await new Promise<void>((resolve) => wss.close(() => resolve()));
+    },
+  };
+}
+
+export type WebSocketEndpoint = ReturnType<typeof attachWebSocket>;
+export type { Context as WebSocketContext };

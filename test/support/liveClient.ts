@@ -1,0 +1,74 @@
+// A graphql-ws client over a real socket to a test app, recording what it receives.
+import { type Client, createClient } from 'graphql-ws';
+import WebSocket from 'ws';
+
+export interface Received<T = any> {
+  data?: T;
+  errors?: { message: string; extensions?: Record<string, unknown> }[];
+}
+
+export interface Subscription<T = any> {
+  received: Received<T>[];
+  /** Settles when the server completes the subscription (or rejects with its errors). */
+  done: Promise<unknown>;
+  stop: () => void;
+}
+
+/** The error codes a refused subscription got, whether as an `error` message or a result with errors. */
+export async function refusalCodes(subscription: Subscription): Promise<unknown[]> {
+  try {
+    await subscription.done;
+  } catch (errors) {
+    return ((errors as Received['errors']) ?? []).map((e) => e.extensions?.code);
+  }
+  return (subscription.received[0]?.errors ?? []).map((e) => e.extensions?.code);
+}
+
+export interface LiveClient {
+  client: Client;
+  /** The close event of the socket, once it closed. */
+  closed: Promise<{ code: number; reason: string }>;
+  /** Subscribes; `received` fills with every result, `done` settles when the server completes or fails it. */
+  subscribe<T = any>(
+    query: string,
+    variables?: Record<string, unknown>,
+  ): { received: Received<T>[]; done: Promise<unknown>; stop: () => void };
+  dispose(): Promise<void>;
+}
+
+export function wsUrl(httpUrl: string): string {
+  return `${httpUrl.replace(/^http/, 'ws')}/graphql`;
+}
+
+export function connectLive(httpUrl: string, options: { token?: string; connectionParams?: Record<string, unknown> } = {}): LiveClient {
+  let onClosed: (event: { code: number; reason: string }) => void = () => {};
+  const closed = new Promise<{ code: number; reason: string }>((resolve) => {
+    onClosed = resolve;
+  });
+  const client = createClient({
+    url: wsUrl(httpUrl),
+    webSocketImpl: WebSocket,
+    retryAttempts: 0,
+    lazy: false,
+    connectionParams: options.connectionParams ?? (options.token ? { authorization: `Bearer ${options.token}` } : {}),
+    on: { closed: (event) => onClosed(event as { code: number; reason: string }) },
+    onNonLazyError: () => {},
+  });
+  return {
+    client,
+    closed,
+    subscribe(query, variables = {}) {
+      const received: Received[] = [];
+      let stop: () => void = () => {};
+      const done = new Promise((resolve, reject) => {
+        stop = client.subscribe(
+          { query, variables },
+          { next: (value) => received.push(value as Received), error: reject, complete: () => resolve(undefined) },
+        );
+      });
+      done.catch(() => {});
+      return { received, done, stop };
+    },
+    dispose: () => client.dispose() as Promise<void>,
+  };
+}
