@@ -81,6 +81,8 @@ export function attachWebSocket(server: Server, deps: WebSocketDeps) {
   const { settings, logger, metrics } = deps;
   const wss = new WebSocketServer({ noServer: true, maxPayload: settings.maxMessageBytes });
   const perClient = new Map<string, number>();
+  /** Acknowledged connections, so draining can wait for their subscriptions to complete. */
+  const connected = new Set<Context<Record<string, unknown>, Extra>>();
   let draining = false;
 
   const closeSocket = (socket: WebSocket, code: number, reason: string) => {
@@ -170,6 +172,7 @@ export function attachWebSocket(server: Server, deps: WebSocketDeps) {
           },
         };
         ctx.extra.connection = connection;
+        connected.add(ctx);
         if (viewer) closeAtExpiry(socket, connection, viewer.validUntilMs);
         return true;
       },
@@ -197,6 +200,7 @@ export function attachWebSocket(server: Server, deps: WebSocketDeps) {
       },
       onError: (_ctx, _id, _payload, errors) => format(errors),
       onClose: (ctx, code) => {
+        connected.delete(ctx);
         release(ctx.extra.connection);
         metrics.liveClosed.inc({ code: String(code ?? 'none') });
       },
@@ -232,9 +236,10 @@ export function attachWebSocket(server: Server, deps: WebSocketDeps) {
       server.off('upgrade', onUpgrade);
       deps.live.close();
       const deadline = Date.now() + DRAIN_MS;
-      while (Date.now() < deadline && [...wss.clients].some((socket) => socket.bufferedAmount > 0)) {
-        await new Promise((resolve) => setTimeout(resolve, 20));
-      }
+      const busy = () =>
+        [...connected].some((ctx) => Object.keys(ctx.subscriptions).length > 0) ||
+        [...wss.clients].some((socket) => socket.bufferedAmount > 0);
+      while (Date.now() < deadline && busy()) await new Promise((resolve) => setTimeout(resolve, 10));
       for (const socket of wss.clients) closeSocket(socket, CLOSE.goingAway, 'server shutting down');
       await new Promise<void>((resolve) => wss.close(() => resolve()));
     },

@@ -1,16 +1,26 @@
 // Live counts over real sockets (graphql-ws client), against a whole Tally process: pushes
 // carry exact absolute values at most once per flush pass, limits close or refuse with their
 // documented codes, and the other sockets keep receiving.
+import { SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApp, type TestApp } from '../support/app.js';
-import { connectLive, type LiveClient, refusalCodes } from '../support/liveClient.js';
+import WebSocket from 'ws';
+import { startTestApp, TEST_JWT_SECRET, type TestApp } from '../support/app.js';
+import { connectLive, type LiveClient, refusalCodes, wsUrl } from '../support/liveClient.js';
 import { waitFor, waitUntil } from '../support/wait.js';
 
 let t: TestApp;
 const clients: LiveClient[] = [];
 
 beforeAll(async () => {
-  t = await startTestApp({ WS_MAX_SUBSCRIPTIONS: '3', WS_MAX_IDS: '5', WS_MAX_MESSAGE_BYTES: '4096', WS_MAX_CONNECTIONS_PER_CLIENT: '30' });
+  t = await startTestApp({
+    WS_MAX_SUBSCRIPTIONS: '3',
+    WS_MAX_IDS: '5',
+    WS_MAX_MESSAGE_BYTES: '4096',
+    WS_MAX_CONNECTIONS_PER_CLIENT: '30',
+    WS_INIT_TIMEOUT_MS: '500',
+    WS_STALL_MS: '500',
+    WS_MAX_BUFFERED_BYTES: '65536',
+  });
 });
 afterAll(async () => {
   await Promise.all(clients.map((c) => c.dispose().catch(() => {})));
@@ -107,5 +117,129 @@ describe('live counts', () => {
     const big = live();
     big.subscribe(WATCH_POSTS, { ids: ['1'], padding: 'x'.repeat(8000) });
     expect((await big.closed).code).toBe(1009);
+  });
+
+  it('closes a socket that sends no connection_init in time with 4408', async () => {
+    const socket = new WebSocket(wsUrl(t.url), 'graphql-transport-ws');
+    const code = await new Promise<number>((resolve) => socket.on('close', (c) => resolve(c)));
+    expect(code).toBe(4408);
+  });
+
+  it('closes a socket when its token expires, with 4403', async () => {
+    // Expired 28 s ago: still inside the 30 s clock tolerance for about 2 s more.
+    const token = await new SignJWT({})
+      .setProtectedHeader({ alg: 'HS256' })
+      .setSubject('31')
+      .setExpirationTime(Math.floor(Date.now() / 1000) - 28)
+      .sign(new TextEncoder().encode(TEST_JWT_SECRET));
+    const socket = live({ token });
+    socket.subscribe(WATCH_POSTS, { ids: ['1'] });
+    const started = Date.now();
+    expect((await socket.closed).code).toBe(4403);
+    expect(Date.now() - started).toBeGreaterThan(500);
+  });
+
+  it('closes one user’s connections past WS_MAX_CONNECTIONS_PER_CLIENT with 1008, and the others stay', async () => {
+    const token = await t.token(41);
+    const first = Array.from({ length: 30 }, () => live({ token }));
+    await Promise.all(first.map((c) => new Promise((resolve) => c.client.on('connected', resolve))));
+    const extra = live({ token });
+    expect((await extra.closed).code).toBe(1008);
+    const [postId] = await t.createPosts(1);
+    const watch = first[0]!.subscribe(WATCH_POSTS, { ids: [postId] });
+    await new Promise((r) => setTimeout(r, 200));
+    await like(42, postId!);
+    await waitFor(
+      async () => watch.received.at(-1)?.data?.postCountsChanged.counts.likes,
+      (n) => n === 1,
+      { what: 'a push' },
+    );
+    await Promise.all(first.map((c) => c.dispose()));
+  });
+
+  it('pushes a watched user when their counters change', async () => {
+    const socket = live();
+    const watch = socket.subscribe('subscription($ids: [ID!]!) { userCountsChanged(userIds: $ids) { id counts { followers asOf } } }', {
+      ids: ['51'],
+    });
+    await t.gql('query { viewer { id } }', {}, { token: await t.token(51) }); // user 51 exists
+    await new Promise((r) => setTimeout(r, 200));
+    const res = await t.gql(
+      'mutation { setFollowRelation(input: { userId: "51", active: true }) { changed } }',
+      {},
+      { token: await t.token(52) },
+    );
+    expect(res.data.setFollowRelation.changed).toBe(true);
+    const pushed = await waitFor(
+      async () => watch.received.at(-1)?.data?.userCountsChanged,
+      (u) => u?.counts.followers === 1,
+      {
+        what: 'the followee pushed',
+        timeoutMs: 10_000,
+      },
+    );
+    expect(pushed.id).toBe('51');
+  });
+
+  it('closes a socket that stops reading with 1013; the others keep receiving', async () => {
+    // Pushes of about 1 MB each (the post body 100 times): a socket that does not read fills
+    // its kernel buffers within a few, and its pushes then wait past WS_STALL_MS.
+    const author = await t.token(61);
+    const created = await t.gql(
+      'mutation($b: String!) { createPost(input: { title: "big", body: $b }) { id } }',
+      { b: 'x'.repeat(10_000) },
+      { token: author },
+    );
+    const postId = created.data.createPost.id as string;
+    const bodies = Array.from({ length: 100 }, (_, i) => `b${i}: body`).join(' ');
+    const slow = new WebSocket(wsUrl(t.url), 'graphql-transport-ws');
+    const slowClosed = new Promise<number>((resolve) => slow.on('close', (code) => resolve(code)));
+    await new Promise((resolve) => slow.once('open', resolve));
+    slow.send(JSON.stringify({ type: 'connection_init', payload: {} }));
+    await new Promise((resolve) => slow.once('message', resolve)); // connection_ack
+    slow.send(
+      JSON.stringify({
+        id: '1',
+        type: 'subscribe',
+        payload: { query: `subscription { postCountsChanged(postIds: ["${postId}"]) { id ${bodies} } }` },
+      }),
+    );
+    const healthy = live().subscribe(WATCH_POSTS, { ids: [postId] });
+    await new Promise((r) => setTimeout(r, 200));
+    (slow as unknown as { _socket: { pause(): void } })._socket.pause();
+
+    let likes = 0;
+    const stalled = async () => {
+      const metrics = await (await fetch(`${t.url}/metrics`)).text();
+      return /tally_live_sockets_closed_total\{code="1013"\} [1-9]/.test(metrics) || t.app.websocket!.sockets() < 2;
+    };
+    for (let u = 2000; u < 2060 && !(await stalled()); u++) {
+      await like(u, postId);
+      likes += 1;
+      await new Promise((r) => setTimeout(r, 150)); // a flush pass or so between likes
+    }
+    (slow as unknown as { _socket: { resume(): void } })._socket.resume();
+    expect(await slowClosed).toBe(1013);
+    await waitFor(
+      async () => healthy.received.at(-1)?.data?.postCountsChanged.counts.likes,
+      (n) => n === likes,
+      {
+        what: 'the healthy socket on the final count',
+        timeoutMs: 10_000,
+      },
+    );
+  });
+});
+
+describe('shutdown', () => {
+  it('completes subscriptions and closes sockets with 1001 when the server stops', async () => {
+    const other = await startTestApp();
+    const [postId] = await other.createPosts(1);
+    const client = connectLive(other.url);
+    const watch = client.subscribe(WATCH_POSTS, { ids: [postId] });
+    await new Promise((r) => setTimeout(r, 200));
+    await other.stop();
+    await watch.done; // the server completed it
+    expect((await client.closed).code).toBe(1001);
   });
 });
