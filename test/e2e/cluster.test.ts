@@ -9,6 +9,7 @@ import { decodeSds, encodeSds } from '../../src/counters/sds.js';
 import { POST_SLOTS } from '../../src/domain/counters.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { expectedFavs, expectedLikes, seedFeedWorld } from '../support/feedWorld.js';
+import { runLiveStorm } from '../support/liveStorm.js';
 import { spawnTsx } from '../support/process.js';
 import { keysPerServer } from '../support/redis.js';
 import { type RedisCluster, startRedisCluster } from '../support/redisCluster.js';
@@ -67,6 +68,12 @@ describe('Tally on a 3-master Redis Cluster', () => {
   });
 
   it.each(['LIKE', 'FAV'] as const)('counts a %s storm exactly: 300 like (100 twice), 50 unlike', (kind) => runLikeStorm(t, kind), 60_000);
+
+  it(
+    'pushes live counts through sharded subscriptions: 20 sockets watch 3 posts while 300 users like them',
+    () => runLiveStorm(t, { sockets: 20, posts: 3, likers: 300 }),
+    60_000,
+  );
 
   it('serves a feed page of 50 posts in at most 2 Redis round trips and 2 SQL queries', async () => {
     const { viewer, postIds } = await seedFeedWorld(t, 50, { viewer: 40, authors: [41, 42, 43, 44] });

@@ -6,7 +6,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { startTestApp, TEST_JWT_SECRET, type TestApp } from '../support/app.js';
 import { connectLive, type LiveClient, refusalCodes, wsUrl } from '../support/liveClient.js';
-import { waitFor, waitUntil } from '../support/wait.js';
+import { runLiveStorm } from '../support/liveStorm.js';
+import { waitFor } from '../support/wait.js';
 
 let t: TestApp;
 const clients: LiveClient[] = [];
@@ -42,33 +43,11 @@ async function like(userId: number, postId: string, active = true) {
 }
 
 describe('live counts', () => {
-  it('20 sockets watching one post while 300 users like it: each one ends on the exact count, one push per pass', async () => {
-    const [postId] = await t.createPosts(1);
-    const sockets = Array.from({ length: 20 }, (_, i) =>
-      live(i % 2 === 0 ? {} : { connectionParams: {} }).subscribe(WATCH_POSTS, { ids: [postId] }),
-    );
-    await waitUntil(async () => t.app.websocket!.sockets() >= 20, { what: '20 sockets' });
-    await new Promise((r) => setTimeout(r, 200)); // subscriptions reach the server
-    const users = Array.from({ length: 300 }, (_, i) => 1000 + i);
-    for (let i = 0; i < users.length; i += 30) await Promise.all(users.slice(i, i + 30).map((u) => like(u, postId!)));
-    for (const socket of sockets) {
-      await waitFor(
-        async () => socket.received.at(-1)?.data?.postCountsChanged.counts.likes,
-        (likes) => likes === 300,
-        { what: 'the final count on every socket', timeoutMs: 10_000 },
-      );
-      const pushes = socket.received.map((r) => r.data.postCountsChanged);
-      expect(pushes.every((p) => p.id === postId && p.title === 'post 0')).toBe(true);
-      // One push per flush pass: each later push covers a later instant, and counts only grow here.
-      const asOfs = pushes.map((p) => Date.parse(p.counts.asOf));
-      expect(asOfs).toEqual([...asOfs].sort((a, b) => a - b));
-      expect(new Set(asOfs).size).toBe(asOfs.length);
-      const likes = pushes.map((p) => p.counts.likes);
-      expect(likes).toEqual([...likes].sort((a, b) => a - b));
-    }
-    const query = await t.gql('query($id: ID!) { post(id: $id) { counts { likes } } }', { id: postId });
-    expect(query.data.post.counts.likes).toBe(300);
-  });
+  it(
+    '20 sockets watching one post while 300 users like it: each one ends on the exact count, one push per pass',
+    () => runLiveStorm(t, { sockets: 20, posts: 1, likers: 300 }),
+    60_000,
+  );
 
   it('pushes an authenticated socket the same, and a query over the socket is refused', async () => {
     const [postId] = await t.createPosts(1);
