@@ -98,6 +98,26 @@ describe('live counts', () => {
     expect((await big.closed).code).toBe(1009);
   });
 
+  it('reports sockets, subscriptions, pushes and the fan-out lag in /metrics', async () => {
+    const [postId] = await t.createPosts(1);
+    const socket = live();
+    const watch = socket.subscribe(WATCH_POSTS, { ids: [postId] });
+    await new Promise((r) => setTimeout(r, 200));
+    await like(71, postId!);
+    await waitFor(
+      async () => watch.received.length,
+      (n) => n > 0,
+      { what: 'a push' },
+    );
+    const metrics = await (await fetch(`${t.url}/metrics`)).text();
+    const value = (name: string) => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(metrics)?.[1]);
+    expect(value('tally_live_sockets')).toBeGreaterThanOrEqual(1);
+    expect(value('tally_live_subscriptions')).toBeGreaterThanOrEqual(1);
+    expect(value('tally_live_pushes_total')).toBeGreaterThanOrEqual(1);
+    expect(value('tally_live_fan_out_lag_seconds_count')).toBeGreaterThanOrEqual(1);
+    expect(value('tally_live_fan_out_lag_seconds_sum') / value('tally_live_fan_out_lag_seconds_count')).toBeLessThan(1);
+  });
+
   it('closes a socket that sends no connection_init in time with 4408', async () => {
     const socket = new WebSocket(wsUrl(t.url), 'graphql-transport-ws');
     const code = await new Promise<number>((resolve) => socket.on('close', (c) => resolve(c)));
