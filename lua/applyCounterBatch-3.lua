@@ -58,9 +58,9 @@ for _ = 1, count do
   end
   local deltas = {}
   for f = 0, fields - 1 do
-    local idx, delta = tonumber(ARGV[i + 4 + 2 * f]), tonumber(ARGV[i + 5 + 2 * f])
-    if not idx or idx < 0 or idx > 4 or not delta then return -2 end
-    deltas[#deltas + 1] = { idx, delta }
+    local slot, delta = tonumber(ARGV[i + 4 + 2 * f]), tonumber(ARGV[i + 5 + 2 * f])
+    if not slot or slot < 0 or slot > 4 or not delta then return -2 end
+    deltas[#deltas + 1] = { slot, delta }
   end
   entities[#entities + 1] = { name = name, apply = apply, deltas = deltas, watermark = watermark }
   i = i + 4 + 2 * fields

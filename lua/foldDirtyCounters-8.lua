@@ -39,7 +39,7 @@ local rcall = redis.call
 
 local limit = tonumber(ARGV[1])
 if not limit or limit < 1 then return -2 end
-local metrics = parseMetrics(ARGV[6])
+local relations = parseRelations(ARGV[6])
 
 -- The asOf that holds once everything aggregated so far is folded: every change
 -- acknowledged before the first event the aggregator has not applied yet.
@@ -86,7 +86,7 @@ for _, entity in ipairs(entities) do
       -- Missing or malformed counters are never folded onto zeros: start again from the facts.
       rebuildFromFacts(entity,
         { sds = sdsKey, agg = aggKey, aggState = KEYS[5], outbox = KEYS[6], watermarks = KEYS[7] },
-        { prefix = ARGV[4], tag = ARGV[5] }, metrics)
+        { prefix = ARGV[4], tag = ARGV[5] }, relations)
       rcall('SADD', KEYS[8], entity)
       rebuilt = rebuilt + 1
     end

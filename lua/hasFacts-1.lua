@@ -1,33 +1,33 @@
 --[[
-  Read-only: whether one user has each of some metrics on each of several entities of one
+  Read-only: whether one user has each of some relations on each of several entities of one
   type (the viewer's like and fav on a page of posts, whom the viewer follows). One call per
   page on a single Redis; on a Cluster one per partition, every entity of a call in its slot.
 
   Input:
     KEYS[1] chunk index of the first relation asked   (declared so a Cluster routes the call)
-    ARGV[1] key prefix   ARGV[2] user id   ARGV[3] entity type   ARGV[4] metrics, "like,fav"
+    ARGV[1] key prefix   ARGV[2] user id   ARGV[3] entity type   ARGV[4] relations, "like,fav"
     ARGV[5..] entities, each as two arguments: partition tag "{pN}", entity id
 
   Output: entity by entity, whether Redis holds its facts (1, or 0 when they are lost and not
-  yet restored: see includes/readiness), then 1 or 0 per metric in the order given
+  yet restored: see includes/readiness), then 1 or 0 per relation in the order given
 ]]
 --- @include "includes/relationSet"
 --- @include "includes/readiness"
 
-local metrics = {}
-for metric in string.gmatch(ARGV[4], '[^,]+') do metrics[#metrics + 1] = metric end
+local names = {}
+for name in string.gmatch(ARGV[4], '[^,]+') do names[#names + 1] = name end
 local relations = {}
 local ready = {}
 for i = 5, #ARGV, 2 do
   ready[#ready + 1] = entityReady(ARGV[1], ARGV[i], ARGV[3] .. ':' .. ARGV[i + 1]) and 1 or 0
-  for _, metric in ipairs(metrics) do
-    relations[#relations + 1] = relationKeys(ARGV[1], ARGV[i], metric .. ':' .. ARGV[3] .. ':' .. ARGV[i + 1])
+  for _, name in ipairs(names) do
+    relations[#relations + 1] = relationKeys(ARGV[1], ARGV[i], name .. ':' .. ARGV[3] .. ':' .. ARGV[i + 1])
   end
 end
 local members = hasMembers(relations, tonumber(ARGV[2]))
 local reply = {}
 for e, isReady in ipairs(ready) do
   reply[#reply + 1] = isReady
-  for m = 1, #metrics do reply[#reply + 1] = members[(e - 1) * #metrics + m] and 1 or 0 end
+  for m = 1, #names do reply[#reply + 1] = members[(e - 1) * #names + m] and 1 or 0 end
 end
 return reply

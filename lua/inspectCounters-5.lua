@@ -16,12 +16,12 @@
 
     ARGV[1] entity type   ARGV[2] entity id
     ARGV[3] key prefix            ARGV[4] partition tag "{pN}" (to reach the facts)
-    ARGV[5] bitmap-backed metrics, e.g. "like:1,fav:2"
+    ARGV[5] bitmap-backed relations, e.g. "like:1,fav:2"
     ARGV[6] most in-flight events to scan
 
   Output:
     { 0 }  not checkable now (a rebuild watermark is pending, or too many events in flight)
-    { 1, countersValid, then per metric: counter, facts, pending, inFlight }
+    { 1, countersValid, then per relation: counter, facts, pending, inFlight }
 ]]
 local rcall = redis.call
 --- @include "includes/sds"
@@ -41,19 +41,19 @@ for _, entry in ipairs(entries) do
   local f = {}
   for i = 1, #entry[2], 2 do f[entry[2][i]] = entry[2][i + 1] end
   if f.e == ARGV[1] and f.i == ARGV[2] then
-    local idx = tonumber(f.x)
-    inFlight[idx] = (inFlight[idx] or 0) + tonumber(f.d)
+    local slot = tonumber(f.x)
+    inFlight[slot] = (inFlight[slot] or 0) + tonumber(f.d)
   end
 end
 
 local sds = sdsDecode(rcall('GET', KEYS[1]))
 local reply = { 1, sds and 1 or 0 }
-for _, metric in ipairs(parseMetrics(ARGV[5])) do
-  local base = metric[1] .. ':' .. entity
-  local idx = metric[2]
-  reply[#reply + 1] = sds and sds[idx + 1] or 0
+for _, relation in ipairs(parseRelations(ARGV[5])) do
+  local base = relation[1] .. ':' .. entity
+  local slot = relation[2]
+  reply[#reply + 1] = sds and sds[slot + 1] or 0
   reply[#reply + 1] = countMembers(relationKeys(ARGV[3], ARGV[4], base))
-  reply[#reply + 1] = tonumber(rcall('HGET', KEYS[2], idx) or '0')
-  reply[#reply + 1] = inFlight[idx] or 0
+  reply[#reply + 1] = tonumber(rcall('HGET', KEYS[2], slot) or '0')
+  reply[#reply + 1] = inFlight[slot] or 0
 end
 return reply

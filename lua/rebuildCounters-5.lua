@@ -11,7 +11,7 @@
 
     ARGV[1] entity ("<type>:<id>")
     ARGV[2] key prefix            ARGV[3] partition tag "{pN}" (to reach the facts)
-    ARGV[4] bitmap-backed metrics, e.g. "like:1,fav:2"
+    ARGV[4] bitmap-backed relations, e.g. "like:1,fav:2"
 
   Output: { the five counters..., watermark or '' }
 ]]
@@ -24,5 +24,5 @@
 
 local v, newest = rebuildFromFacts(ARGV[1],
   { sds = KEYS[1], agg = KEYS[2], aggState = KEYS[3], outbox = KEYS[4], watermarks = KEYS[5] },
-  { prefix = ARGV[2], tag = ARGV[3] }, parseMetrics(ARGV[4]))
+  { prefix = ARGV[2], tag = ARGV[3] }, parseRelations(ARGV[4]))
 return { v[1], v[2], v[3], v[4], v[5], newest or '' }

@@ -5,8 +5,8 @@
   like because the caller states the result it wants, not a toggle.
 
   Input:
-    KEYS[1] bitmap chunk index  bmi:{pN}:<metric>:<type>:<id>   (the relation's set; see
-    KEYS[2] array block index   rai:{pN}:<metric>:<type>:<id>    includes/relationSet)
+    KEYS[1] bitmap chunk index  bmi:{pN}:<relation>:<type>:<id>   (the relation's set; see
+    KEYS[2] array block index   rai:{pN}:<relation>:<type>:<id>    includes/relationSet)
     KEYS[3] outbox stream       ob:{pN}
     KEYS[4] idempotency record  idem:{pN}:<user>:<key>   (untouched when ARGV[4] is '')
     KEYS[5] partition ready     ready:{pN}      (see includes/readiness.lua)
@@ -15,7 +15,7 @@
     ARGV[1] partition tag "{pN}"   ARGV[2] desired state (0 or 1)   ARGV[3] key prefix
     ARGV[4] request fingerprint, '' when the request has no idempotency key
     ARGV[5] idempotency record TTL (seconds)
-    ARGV[6] entity type     ARGV[7] entity id    ARGV[8] metric   ARGV[9] SDS index
+    ARGV[6] entity type     ARGV[7] entity id    ARGV[8] relation   ARGV[9] SDS slot
     ARGV[10] user id (a safe integer)   ARGV[11] author id
 
   Output:

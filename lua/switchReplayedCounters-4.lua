@@ -42,8 +42,8 @@ if order ~= 0 then
     for i = 1, #entry[2], 2 do f[entry[2][i]] = entry[2][i + 1] end
     local window = wanted[(f.e or '') .. ':' .. (f.i or '')]
     if window then
-      local idx = tonumber(f.x)
-      window[idx] = (window[idx] or 0) + sign * tonumber(f.d)
+      local slot = tonumber(f.x)
+      window[slot] = (window[slot] or 0) + sign * tonumber(f.d)
     end
   end
 end
@@ -52,7 +52,7 @@ for _, entity in ipairs(entities) do
   local replayed = rcall('HGETALL', ARGV[3] .. entity)
   local v = { 0, 0, 0, 0, 0 }
   for i = 1, #replayed, 2 do v[tonumber(replayed[i]) + 1] = tonumber(replayed[i + 1]) end
-  for idx, delta in pairs(wanted[entity]) do v[idx + 1] = v[idx + 1] + delta end
+  for slot, delta in pairs(wanted[entity]) do v[slot + 1] = v[slot + 1] + delta end
   for i = 1, 5 do v[i] = clampCount(v[i]) end
   rcall('SET', ARGV[4] .. entity, sdsEncode(v))
   rcall('DEL', ARGV[5] .. entity, ARGV[3] .. entity)

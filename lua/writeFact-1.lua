@@ -4,7 +4,7 @@
 
   Input:
     KEYS[1] chunk index of the relation   (declared so a Cluster routes the call)
-    ARGV[1] key prefix   ARGV[2] partition tag "{pN}"   ARGV[3] relation "<metric>:<type>:<id>"
+    ARGV[1] key prefix   ARGV[2] partition tag "{pN}"   ARGV[3] relation "<relation>:<type>:<id>"
     ARGV[4] user id      ARGV[5] state (0 or 1)
 
   Output: 1 when the fact changed, else 0

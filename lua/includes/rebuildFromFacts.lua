@@ -7,8 +7,8 @@
 -- (applyCounterBatch) skips this entity's events at or below it. Pending deltas in the
 -- aggregation hash come from events already applied, which the facts include too: dropped.
 -- Needs includes: positions, sds, relationSet, countFromFacts, outbox.
-local function rebuildFromFacts(entity, keys, facts, metrics)
-  local v = sdsFromFacts(facts, entity, metrics)
+local function rebuildFromFacts(entity, keys, facts, relations)
+  local v = sdsFromFacts(facts, entity, relations)
   local newest = newestEventId(keys.outbox)
   local applied = redis.call('HGET', keys.aggState, 'event')
   if newest and comparePositions(applied, newest) < 0 then

@@ -1,4 +1,4 @@
--- One relation's members (user ids) for one (metric, entity), stored adaptively like a roaring
+-- One relation's members (user ids) for one (relation, entity), stored adaptively like a roaring
 -- bitmap. Ids fall in chunks of 32,768; each chunk lives in exactly one of two places:
 --   * an array block `ra:<name>:<start chunk>`: sorted ids, shared by every non-bitmap chunk
 --     from its start up to the next block's start. The block index `rai:<name>` lists the
@@ -17,7 +17,7 @@ local BLOCK_MAX_IDS = 1024
 -- What one more key costs Redis, roughly (dict entry, key name, object header).
 local KEY_BYTES = 48
 
--- Key names of one relation. `base` is "<metric>:<type>:<id>"; `tag` the partition's "{pN}".
+-- Key names of one relation. `base` is "<relation>:<type>:<id>"; `tag` the partition's "{pN}".
 local function relationKeys(prefix, tag, base)
   local name = tag .. ':' .. base
   return {

@@ -1,5 +1,5 @@
 -- SDS: an entity's counters as one fixed-width string, 5 fields x uint32 big-endian
--- (idx 0 read, 1 like, 2 fav, 3 comment, 4 repost).
+-- (slot 0 read, 1 like, 2 fav, 3 comment, 4 repost).
 local SDS_BYTES = 20
 local UINT32_MAX = 4294967295
 
