@@ -9,7 +9,7 @@
     KEYS[2] dirty set          dirty:{pN}
     KEYS[3] rebuild watermarks rw:{pN}        (hash: entity -> event id already in its counters)
 
-    ARGV[1] source (which log the positions belong to, e.g. "ob" or "kafka:<topic>:<partition>")
+    ARGV[1] source (which log the positions belong to: "ob", the outbox ids, whichever log carried them)
     ARGV[2] position of the batch's first event   ARGV[3] position of its last event
     ARGV[4] id of the batch's newest event
     ARGV[5] aggregation hash key prefix (agg:{pN}:v1:)

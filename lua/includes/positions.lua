@@ -1,4 +1,4 @@
--- Log positions are "<hi>-<lo>" (a Redis stream id, or "0-<offset>" for Kafka).
+-- Log positions are "<ms>-<seq>": outbox stream ids (Kafka messages carry them too).
 -- Returns -1, 0 or 1; a missing position (nil or false) sorts before every position.
 local function comparePositions(a, b)
   if not a and not b then return 0 end

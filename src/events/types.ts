@@ -22,7 +22,7 @@ export interface CounterEvent {
 }
 
 export interface LogEntry {
-  /** Where this entry sits in its source log: the stream id, or "0-<offset>" on Kafka. */
+  /** Where this entry sits in its partition: the outbox stream id (on Kafka too, from the message header). */
   position: string;
   event: CounterEvent;
 }

@@ -127,7 +127,7 @@ export function createKeys(prefix: string, partitions: number) {
     recoveryProgress: () => `${prefix}recover:progress`,
     /** Written by a recovery of schema v1 before readiness markers (read only to upgrade). */
     legacyRecovering: () => `${prefix}recovering`,
-    /** BullMQ's key prefix; the braces keep each queue's keys in one Cluster slot. */
+    /** BullMQ's key prefix; the braces keep every queue's keys in one Cluster slot (BullMQ's scripts need a queue's keys together). */
     bullPrefix: () => `${prefix}{bull}`,
     /** Live consumers of a group (sorted set scored by heartbeat). */
     members: (group: string) => `${prefix}members:${group}`,
