@@ -3,14 +3,11 @@
 // records the batch's position, so a redelivered batch is skipped rather than counted twice.
 import type { Logger } from 'pino';
 import { sumByEntity } from '../counters/eventSums.js';
-import { entityName, POST } from '../domain/entities.js';
+import { entityName } from '../domain/entities.js';
 import { AGGREGATOR_GROUP } from '../events/groups.js';
 import { comparePositions, type EventBatch, type EventLog, type LogEntry, type Subscription } from '../events/types.js';
 import type { Keys } from '../redis/keys.js';
 import { createScripts, type ScriptedRedis } from '../redis/scripts.js';
-
-/** Entities with SDS counters folded from events. (Follows move user counters, which the fact persister keeps.) */
-const COUNTED_TYPES = new Set<string>([POST]);
 
 const MAX_ATTEMPTS = 8;
 
@@ -25,7 +22,7 @@ export function createAggregator(deps: { redis: ScriptedRedis; keys: Keys; logge
     const { partition, source } = batch;
     let entries = batch.entries;
     for (let attempt = 0; attempt < MAX_ATTEMPTS && entries.length > 0; attempt++) {
-      const sums = sumByEntity(entries.filter((e) => COUNTED_TYPES.has(e.event.entityType)));
+      const sums = sumByEntity(entries);
       const result = await scripts.applyCounterBatch({
         partition,
         source,

@@ -1,9 +1,13 @@
 // Counter layouts: which slot of a post's SDS holds which count, and the order of a user's
 // counters (their SDS in Redis, their row in PostgreSQL). Scripts and readers take them from
 // here; nothing else spells a slot as a number.
+import { type EntityType, POST } from './entities.js';
 
 /** Every SDS is this many uint32 slots (lua/includes/sds.lua). */
 export const SDS_SLOTS = 5;
+
+/** Entities whose SDS counters are folded from events. (Follows move user counters, which the fact persister keeps in PostgreSQL.) */
+export const EVENT_COUNTED_TYPES: ReadonlySet<string> = new Set<EntityType>([POST]);
 
 /** A post's SDS slots. */
 export const POST_SLOTS = { read: 0, like: 1, fav: 2, comment: 3, repost: 4 } as const;
