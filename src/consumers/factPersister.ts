@@ -91,7 +91,7 @@ export function createFactPersister(deps: FactPersisterDeps) {
       async (tx) => addUserCounts(tx, userDeltas(await writeFacts(tx, rows), rows)),
       PERSIST_TRANSACTION,
     );
-    await deps.userCounters.cache(counterRows);
+    await deps.userCounters.cache(counterRows, { changed: true });
     await scripts.raisePosition(deps.keys.persisted(batch.partition), batch.entries.at(-1)!.event.id);
     return rows.length;
   }

@@ -20,10 +20,22 @@ export function createUserCounters(deps: { redis: ScriptedRedis; keys: Keys; sto
   const { redis, keys, store } = deps;
   const scripts = createScripts(redis, keys);
 
-  /** Caches rows unless a newer version is cached; `repair` also overwrites the same version. */
-  async function cache(rows: readonly UserCountRow[], options: { repair?: boolean } = {}): Promise<void> {
+  /**
+   * Caches rows unless a newer version is cached; `repair` also overwrites the same version.
+   * `changed`: the rows come from a change (their users are pushed to live subscribers even
+   * when nothing was cached before), not from filling the cache on a read.
+   */
+  async function cache(rows: readonly UserCountRow[], options: { repair?: boolean; changed?: boolean } = {}): Promise<void> {
     await Promise.all(
-      rows.map((r) => scripts.setUserCounters({ userId: r.userId, version: r.version, counters: r, repair: options.repair ?? false })),
+      rows.map((r) =>
+        scripts.setUserCounters({
+          userId: r.userId,
+          version: r.version,
+          counters: r,
+          repair: options.repair ?? false,
+          changed: options.changed ?? false,
+        }),
+      ),
     );
   }
 

@@ -288,7 +288,14 @@ export function createScripts(redis: ScriptedRedis, keys: Keys) {
     persistedAsOf: (partition: number) => call<number>('persistedAsOf', keys.persisted(partition), keys.outbox(partition)),
 
     /** Caches a user's counters unless a newer version is cached (`repair` also overwrites the same one). */
-    async setUserCounters(a: { userId: number; version: bigint; counters: UserCounterValues; repair: boolean }): Promise<boolean> {
+    async setUserCounters(a: {
+      userId: number;
+      version: bigint;
+      counters: UserCounterValues;
+      repair: boolean;
+      /** The row comes from a change (pushed even into an empty cache), not from a read. */
+      changed?: boolean;
+    }): Promise<boolean> {
       const reply = await call<number>(
         'setUserCounters',
         keys.userCounters(a.userId),
@@ -298,6 +305,7 @@ export function createScripts(redis: ScriptedRedis, keys: Keys) {
         ...USER_COUNTERS.map((field) => a.counters[field]),
         a.repair ? '1' : '0',
         a.userId,
+        a.changed ? '1' : '0',
       );
       return reply === 1;
     },

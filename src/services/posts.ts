@@ -33,7 +33,7 @@ export function createPostService(deps: PostServiceDeps) {
       await deps.charge('writes', authorId);
       const { post, counters } = await deps.posts.create(authorId, title, body);
       deps.feedCache.forgetAll();
-      await Promise.all([deps.postCounters.initialize(post.id), deps.userCounters.cache(counters)]);
+      await Promise.all([deps.postCounters.initialize(post.id), deps.userCounters.cache(counters, { changed: true })]);
       return post;
     },
 
@@ -50,7 +50,7 @@ export function createPostService(deps: PostServiceDeps) {
       deps.postCache.forget(postId);
       deps.feedCache.forgetAll();
       if (!deleted) throw notFound(`post ${postId} not found`); // deleted concurrently
-      await deps.userCounters.cache(deleted.counters);
+      await deps.userCounters.cache(deleted.counters, { changed: true });
       return deleted.post;
     },
   };

@@ -79,7 +79,7 @@ describe('count pushes', () => {
   it('users whose counters changed are pushed once, on their user partition', async () => {
     const scripts = createScripts(f.redis, f.keys);
     const counters = { followings: 1, followers: 2, posts: 3, likesReceived: 4, favsReceived: 5 };
-    expect(await scripts.setUserCounters({ userId: 42, version: 1n, counters, repair: false })).toBe(true);
+    expect(await scripts.setUserCounters({ userId: 42, version: 1n, counters, repair: false, changed: true })).toBe(true);
     // The same values again (a newer row of equal counts) queue nothing new.
     await scripts.setUserCounters({ userId: 42, version: 2n, counters, repair: false });
     const pushed = await Promise.all(f.allPartitions.map((partition) => scripts.publishUserCounts({ partition, asOf: 1234 })));
@@ -87,5 +87,8 @@ describe('count pushes', () => {
     await waitUntil(async () => pushesOf('42').length > 0, { what: 'the user push' });
     expect(pushesOf('42')).toMatchObject([{ asOf: 1234, counts: { 42: [1, 2, 3, 4, 5] } }]);
     expect(await Promise.all(f.allPartitions.map((partition) => scripts.publishUserCounts({ partition, asOf: 1235 })))).toEqual([0, 0]);
+    // A read filling an empty cache is no change: nobody is pushed for it.
+    await scripts.setUserCounters({ userId: 43, version: 1n, counters: { ...counters, posts: 9 }, repair: false });
+    expect(await Promise.all(f.allPartitions.map((partition) => scripts.publishUserCounts({ partition, asOf: 1236 })))).toEqual([0, 0]);
   });
 });
