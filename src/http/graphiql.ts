@@ -1,6 +1,7 @@
 // GraphiQL, served by Tally itself and usable offline: one small HTML page plus the prebuilt
 // browser bundles of installed npm packages. graphiql 4's UMD build runs on React 18's UMD
-// builds (graphiql 5 and React 19 ship no browser-ready bundle). Nothing comes from a CDN.
+// builds (graphiql 5 and React 19 ship no browser-ready bundle); subscriptions run over
+// graphql-ws's own UMD build. Nothing comes from a CDN.
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -53,8 +54,11 @@ export function prefersHtml(accept: string | undefined): boolean {
   return best.html;
 }
 
+/** A Host header that is a plain host name or IP literal with an optional port, and nothing else. */
+const PLAIN_HOST = /^(?:[a-z0-9-]+(?:\.[a-z0-9-]+)*|\[[0-9a-f:.]+\])(?::\d{1,5})?$/i;
+
 // Built on first use, so a process with GraphiQL off never touches these packages.
-let built: { page: string; csp: string; assets: Map<string, Asset> } | undefined;
+let built: { page: string; csp: (host: string | undefined) => string; assets: Map<string, Asset> } | undefined;
 
 function build() {
   if (built) return built;
@@ -66,12 +70,14 @@ function build() {
   const graphiql = pkg('graphiql');
   const react = pkg('react');
   const reactDom = pkg('react-dom');
+  const graphqlWs = pkg('graphql-ws');
   const js = 'text/javascript; charset=utf-8';
   // The only files served. Names carry the package version, so they can be cached forever.
   const assets = new Map<string, Asset>([
     [`react-${react.version}.js`, { file: join(react.dir, 'umd/react.production.min.js'), type: js }],
     [`react-dom-${reactDom.version}.js`, { file: join(reactDom.dir, 'umd/react-dom.production.min.js'), type: js }],
     [`graphiql-${graphiql.version}.js`, { file: join(graphiql.dir, 'graphiql.min.js'), type: js }],
+    [`graphql-ws-${graphqlWs.version}.js`, { file: join(graphqlWs.dir, 'umd/graphql-ws.min.js'), type: js }],
     [`graphiql-${graphiql.version}.css`, { file: join(graphiql.dir, 'graphiql.min.css'), type: 'text/css; charset=utf-8' }],
   ]);
   const names = [...assets.keys()];
@@ -79,12 +85,48 @@ function build() {
   const scripts = names.filter((n) => n.endsWith('.js')).map((n) => `<script src="graphiql/${n}"></script>`);
   const stylesheet = names.find((n) => n.endsWith('.css'));
   const literal = (value: string) => JSON.stringify(value).replace(/</g, '\\u003c'); // no </script> inside
+  // Queries and mutations go over HTTP, subscriptions over a WebSocket to the same URL (ws: or
+  // wss: as the page). The socket carries the Headers tab's Authorization (any case of the name)
+  // as connection_init's `authorization`; an empty one leaves it anonymous. One lazy client per
+  // Authorization value: it opens a socket while a subscription runs, and a changed value gets a
+  // new client. No retries: a refused token (4403) or a restart shows at once; run it again.
+  // A failure reaches GraphiQL as a result with errors, not through the sink's error, which
+  // GraphiQL 4's iterator rethrows into a promise nobody handles (an uncaught error each time).
   const init = `
+const socketUrl = new URL('graphql', location.href);
+socketUrl.protocol = location.protocol === 'https:' ? 'wss:' : 'ws:';
+const errorsOf = (error) =>
+  Array.isArray(error)
+    ? error
+    : [{ message: error instanceof CloseEvent ? ('Socket closed with event ' + error.code + ' ' + error.reason).trim() : error instanceof Error ? error.message : 'the socket failed' }];
+let socket = { authorization: null, client: null };
+const socketFor = (headers) => {
+  const name = Object.keys(headers || {}).find((key) => key.toLowerCase() === 'authorization');
+  const authorization = name === undefined ? '' : String(headers[name]).trim();
+  if (socket.authorization !== authorization) {
+    const connectionParams = authorization ? { authorization } : {};
+    socket = { authorization, client: graphqlWs.createClient({ url: socketUrl.href, connectionParams, retryAttempts: 0 }) };
+  }
+  const client = socket.client;
+  return {
+    subscribe: (payload, sink) =>
+      client.subscribe(payload, {
+        next: (value) => sink.next(value),
+        complete: () => sink.complete(),
+        error: (error) => {
+          sink.next({ errors: errorsOf(error) });
+          sink.complete();
+        },
+      }),
+  };
+};
+const fetcher = (params, options) =>
+  GraphiQL.createFetcher({ url: 'graphql', wsClient: socketFor(options && options.headers) })(params, options);
 ReactDOM.createRoot(document.getElementById('graphiql')).render(
   React.createElement(GraphiQL, {
     defaultQuery: ${literal(DEFAULT_QUERY)},
     defaultHeaders: ${literal(DEFAULT_HEADERS)},
-    fetcher: GraphiQL.createFetcher({ url: 'graphql' }),
+    fetcher,
     isHeadersEditorEnabled: true,
     defaultEditorToolsVisibility: 'headers',
     shouldPersistHeaders: false,
@@ -109,17 +151,24 @@ ${scripts.join('\n')}
 `;
   // The browser itself refuses any request that would leave this origin.
   const initHash = createHash('sha256').update(init).digest('base64');
-  const csp = [
-    "default-src 'none'",
-    `script-src 'self' 'sha256-${initHash}'`,
-    "style-src 'self' 'unsafe-inline'",
-    "img-src 'self' data:",
-    "font-src 'self' data:",
-    "connect-src 'self'",
-    "base-uri 'none'",
-    "form-action 'none'",
-    "frame-ancestors 'none'",
-  ].join('; ');
+  // connect-src: HTTP to this origin, and WebSockets to this host and port only. CSP 3 lets
+  // 'self' match ws:/wss: on the page's own host and port (Chromium and Firefox do), but browsers
+  // without that rule (older WebKit) would block the socket, so the host the browser asked for
+  // is named with both schemes (behind a TLS proxy the server cannot tell which the page used;
+  // a browser refuses ws: from an https: page anyway). Only a plain host[:port] is copied into
+  // the header, so a crafted Host cannot add a source or a directive; otherwise 'self' alone.
+  const csp = (host: string | undefined) =>
+    [
+      "default-src 'none'",
+      `script-src 'self' 'sha256-${initHash}'`,
+      "style-src 'self' 'unsafe-inline'",
+      "img-src 'self' data:",
+      "font-src 'self' data:",
+      host && PLAIN_HOST.test(host) ? `connect-src 'self' ws://${host.toLowerCase()} wss://${host.toLowerCase()}` : "connect-src 'self'",
+      "base-uri 'none'",
+      "form-action 'none'",
+      "frame-ancestors 'none'",
+    ].join('; ');
   built = { page, csp, assets };
   return built;
 }
@@ -129,7 +178,7 @@ export function sendGraphiQLPage(res: ServerResponse) {
   res.writeHead(200, {
     'content-type': 'text/html; charset=utf-8',
     'cache-control': 'no-cache',
-    'content-security-policy': csp,
+    'content-security-policy': csp(res.req.headers.host),
     'x-content-type-options': 'nosniff',
   });
   res.end(page);
