@@ -143,7 +143,9 @@ export function attachWebSocket(server: Server, deps: WebSocketDeps) {
       onConnect: async (ctx) => {
         const { socket, request } = ctx.extra;
         const scope = createRequestScope(requestIdFrom(request.headers['x-request-id']), clientAddress(request, deps.trustProxyHops));
-        const authorization = ctx.connectionParams?.authorization;
+        // `authorization`, in any letter case (clients copy their HTTP header's spelling).
+        const params = ctx.connectionParams ?? {};
+        const authorization = params[Object.keys(params).find((key) => key.toLowerCase() === 'authorization') ?? 'authorization'];
         let viewer: Viewer | null;
         try {
           if (authorization !== undefined && typeof authorization !== 'string') throw new Error('authorization must be a string');

@@ -93,6 +93,9 @@ describe('live counts', () => {
   it('closes a socket with a bad token with 4403, and one with an oversized message with 1009', async () => {
     const badToken = live({ connectionParams: { authorization: 'Bearer nope' } });
     expect((await badToken.closed).code).toBe(4403);
+    // The key in any letter case, as clients copy it from their HTTP header.
+    const capitalized = live({ connectionParams: { Authorization: 'Bearer nope' } });
+    expect((await capitalized.closed).code).toBe(4403);
     const big = live();
     big.subscribe(WATCH_POSTS, { ids: ['1'], padding: 'x'.repeat(8000) });
     expect((await big.closed).code).toBe(1009);
