@@ -69,6 +69,10 @@ describe('live counts', () => {
     const tooMany = socket.subscribe(WATCH_POSTS, { ids: ['1', '2', '3', '4', '5', '6'] });
     const none = socket.subscribe(WATCH_POSTS, { ids: [] });
     const bad = socket.subscribe(WATCH_POSTS, { ids: ['x'] });
+    // The document limits of HTTP apply too: here MAX_ALIASES (100).
+    const aliases = Array.from({ length: 101 }, (_, i) => `a${i}: id`).join(' ');
+    const overLimit = socket.subscribe(`subscription { postCountsChanged(postIds: ["1"]) { ${aliases} } }`);
+    expect(await refusalCodes(overLimit)).toEqual(['BAD_USER_INPUT']);
     for (const s of [tooMany, none, bad]) expect(await refusalCodes(s)).toEqual(['BAD_USER_INPUT']);
     const open = [1, 2, 3].map(() => socket.subscribe(WATCH_POSTS, { ids: ['1'] }));
     await new Promise((r) => setTimeout(r, 200));
