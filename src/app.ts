@@ -28,7 +28,10 @@ export function createApp(config: Config, options: AppOptions = {}) {
   const connections = openConnections(config, { name: 'tally', db: options.db });
   const { logger, db, keys, redis, eventLogs } = connections;
   const redisRoundTrips = trackRoundTrips(redis);
-  const api = createApiServices(connections, { onRateLimited: (budget) => metrics.rateLimited.inc({ budget }) });
+  // Live counts and erasure announcements arrive on this connection (API processes only).
+  const subscriber =
+    config.role !== 'worker' ? createRedis(config, logger, { connectionName: 'tally-live', forSubscriptions: true }) : null;
+  const api = createApiServices(connections, { onRateLimited: (budget) => metrics.rateLimited.inc({ budget }), subscriber });
   const { services } = api;
   const runsApi = config.role !== 'worker';
   const runsWorkers = config.role !== 'api';
@@ -57,12 +60,12 @@ export function createApp(config: Config, options: AppOptions = {}) {
     logger,
   });
   // Live counts: this replica listens to the partitions its own sockets watch.
-  const websocket = runsApi
+  const websocket = subscriber
     ? attachWebSocket(http, {
         schema,
         services,
         live: createLiveCounts({
-          feed: createCountsFeed(createRedis(config, logger, { connectionName: 'tally-live', forSubscriptions: true }), logger),
+          feed: createCountsFeed(subscriber, logger),
           keys,
           postCache: services.postCache,
           users: services.users,
@@ -108,7 +111,10 @@ export function createApp(config: Config, options: AppOptions = {}) {
           'Redis has lost its data: it is being recovered from PostgreSQL, which answers meanwhile',
         );
       }
-      if (runsApi) await apollo.start();
+      if (runsApi) {
+        await api.start();
+        await apollo.start();
+      }
       await workers?.start();
       await new Promise<void>((resolve, reject) => {
         http.once('error', reject);

@@ -99,6 +99,17 @@ export interface Config {
     /** Connections open at once; more are refused until some close. */
     maxConnections: number;
   };
+  /** Account erasure: its background batches and how processes learn of one. */
+  erasure: {
+    /** Facts, posts or rows one batch handles. */
+    batchSize: number;
+    /** A worker runs one user's batches for this long, then lets others go (paced). */
+    sliceMs: number;
+    /** The pause between a user's slices. */
+    pauseMs: number;
+    /** How often a process re-reads the erasure list (in case it missed an announcement). */
+    refreshMs: number;
+  };
   /** Live counts over WebSocket (GraphQL subscriptions, graphql-transport-ws). */
   websocket: {
     /** Subscriptions one connection may hold at once. */
@@ -280,6 +291,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       keepAliveTimeoutMs: integer('HTTP_KEEP_ALIVE_TIMEOUT_MS', 5000, 100, 3_600_000),
       idleTimeoutMs: integer('HTTP_IDLE_TIMEOUT_MS', 60_000, 1000, 3_600_000),
       maxConnections: integer('HTTP_MAX_CONNECTIONS', 10_000, 1, 1_000_000),
+    },
+    erasure: {
+      batchSize: integer('ERASURE_BATCH_SIZE', 200, 1, 10_000),
+      sliceMs: integer('ERASURE_SLICE_MS', 200, 10, 60_000),
+      pauseMs: integer('ERASURE_PAUSE_MS', 100, 0, 60_000),
+      refreshMs: integer('ERASURE_REFRESH_MS', 5000, 100, 600_000),
     },
     websocket: {
       maxSubscriptions: integer('WS_MAX_SUBSCRIPTIONS', 20, 1, 1000),

@@ -12,15 +12,20 @@ import { createRebuilder } from './counters/rebuild.js';
 import { createReconciler } from './counters/reconcile.js';
 import { createUserCounters } from './counters/userCounters.js';
 import { createUserVerifier } from './counters/verifyUsers.js';
+import { createErasureQueries } from './db/erasureQueries.js';
+import { createErasureStore } from './db/erasures.js';
 import { createFactStore } from './db/facts.js';
 import { createPostStore } from './db/posts.js';
 import { createUserCounterStore } from './db/userCounters.js';
+import { createErasureRequests, createErasureWorker } from './jobs/erasureJobs.js';
 import { createFlushJobs } from './jobs/flushJobs.js';
 import { createRebuildRequests, createRebuildWorker } from './jobs/rebuildJobs.js';
 import { createScheduledJobs } from './jobs/scheduledJobs.js';
 import type { Metrics } from './metrics.js';
 import type { Connections } from './process/connections.js';
 import { createRecoveryWatch } from './recovery/recoveryWatch.js';
+import { createRelationStore } from './relations/relationStore.js';
+import { createEraser } from './services/eraser.js';
 
 export const RECONCILE_QUEUE = 'tally-reconcile';
 
@@ -96,10 +101,37 @@ export function createWorkers(connections: Connections, metrics: Metrics) {
     },
   });
 
+  const erasures = createErasureStore(db);
+  const erasureRequests = createErasureRequests(jobsRedis, keys);
+  const eraser = createEraser({
+    store: erasures,
+    queries: createErasureQueries(db),
+    relations: createRelationStore(redis, keys, { restore: (entity) => connections.recovery.restorer.restore(entity) }),
+    userCounters,
+    redis,
+    keys,
+    batchSize: config.erasure.batchSize,
+    logger,
+  });
+  const erasureWorker = createErasureWorker({
+    connection: jobsRedis,
+    keys,
+    runBatch: (userId) => eraser.runBatch(userId),
+    sliceMs: config.erasure.sliceMs,
+    pauseMs: config.erasure.pauseMs,
+    lockMs: config.jobLockMs,
+    logger,
+  });
+  /** Erasures still running get their job again (it is one job per user: no duplicates). */
+  const resumeErasures = async () => {
+    for (const row of await erasures.running()) await erasureRequests.request(row.userId);
+  };
+
   /** Job schedulers live in Redis: after Redis lost its data they must be created again. */
   const ensureSchedules = async () => {
     await flushJobs.ensure();
     await reconcileJobs.ensure();
+    await resumeErasures();
   };
   const recoveryWatch = createRecoveryWatch({ readiness, recovery, logger, ensureSchedules });
 
@@ -113,6 +145,7 @@ export function createWorkers(connections: Connections, metrics: Metrics) {
     relay,
     reconciler,
     userVerifier,
+    eraser,
 
     async start() {
       await relay?.start();
@@ -121,6 +154,8 @@ export function createWorkers(connections: Connections, metrics: Metrics) {
       await flushJobs.start();
       await reconcileJobs.start();
       rebuildWorker.start();
+      erasureWorker.start();
+      await resumeErasures();
       recoveryWatch.start();
     },
 
@@ -128,6 +163,8 @@ export function createWorkers(connections: Connections, metrics: Metrics) {
     async stop() {
       await recoveryWatch.stop();
       await rebuildWorker.stop();
+      await erasureWorker.stop();
+      await erasureRequests.close();
       await reconcileJobs.stop();
       await flushJobs.stop();
       await rebuildRequests.close();

@@ -4,7 +4,8 @@
 //
 // What a viewer may not see (a private liker, a deleted post) is left out in the query
 // itself, so a page and its cursors are made of visible rows only: nothing on a page, not
-// its length, its end or its cursor, depends on a row the viewer may not see.
+// its length, its end or its cursor, depends on a row the viewer may not see. A user whose
+// erasure started is on no list from that moment (their facts are undone in the background).
 
 import { type EntityType, POST } from '../domain/entities.js';
 import type { Db } from './client.js';
@@ -26,6 +27,9 @@ interface RawRow {
   id: bigint;
   at: Date;
 }
+
+/** Leaves out users whose erasure started (the erasure list, src/db/erasures.ts). */
+const notErased = (userColumn: Prisma.Sql) => Prisma.sql`AND NOT EXISTS (SELECT 1 FROM erasures e WHERE e.user_id = ${userColumn})`;
 
 const toRows = (rows: RawRow[]): ListRow[] => rows.map((r) => ({ id: Number(r.id), at: r.at }));
 
@@ -55,7 +59,7 @@ export function createRelationLists(db: Db) {
         SELECT f.user_id AS id, f.updated_at AS at
         FROM relation_facts f JOIN users u ON u.id = f.user_id
         WHERE f.entity_type = ${entityType} AND f.entity_id = ${entityId}::bigint AND f.kind = ${kind} AND f.active
-          ${visible} ${after(from, Prisma.sql`f.user_id`)}
+          ${visible} ${notErased(Prisma.sql`f.user_id`)} ${after(from, Prisma.sql`f.user_id`)}
         ORDER BY f.updated_at DESC, f.user_id DESC
         LIMIT ${limit}`,
       );
@@ -74,7 +78,8 @@ export function createRelationLists(db: Db) {
         await db.$queryRaw<RawRow[]>`
         SELECT f.entity_id AS id, f.updated_at AS at
         FROM relation_facts f ${existing}
-        WHERE f.user_id = ${userId}::bigint AND f.kind = ${kind} AND f.active ${after(from, Prisma.sql`f.entity_id`)}
+        WHERE f.user_id = ${userId}::bigint AND f.kind = ${kind} AND f.active
+          ${entityType === POST ? Prisma.empty : notErased(Prisma.sql`f.entity_id`)} ${after(from, Prisma.sql`f.entity_id`)}
         ORDER BY f.updated_at DESC, f.entity_id DESC
         LIMIT ${limit}`,
       );

@@ -1,5 +1,6 @@
 // Users in PostgreSQL. Ids come from the JWT `sub`, so rows are created on first sight.
 import { LRUCache } from 'lru-cache';
+import { unauthenticated } from '../errors.js';
 import type { Db } from './client.js';
 
 export interface UserModel {
@@ -22,19 +23,29 @@ export function createUserStore(db: Db) {
   const stored = new LRUCache<number, { name: string | null }>({ max: 100_000 });
 
   return {
-    /** Creates the user on first sight and keeps the name in step with the token's claim. */
+    /**
+     * Creates the user on first sight and keeps the name in step with the token's claim.
+     * An erased user is never created again: UNAUTHENTICATED (their token outlived them).
+     */
     async ensure(id: number, name: string | null): Promise<void> {
       const known = stored.get(id);
       if (known && (name === null || name === known.name)) return;
       // One atomic statement: concurrent first requests of a user must not race an upsert.
       const [row] = await db.$queryRaw<{ name: string | null }[]>`
-        INSERT INTO users (id, name) VALUES (${id}, ${name})
+        INSERT INTO users (id, name)
+          SELECT ${id}, ${name} WHERE NOT EXISTS (SELECT 1 FROM erasures WHERE user_id = ${id})
         ON CONFLICT (id) DO UPDATE
           SET name = COALESCE(EXCLUDED.name, users.name),
               updated_at = CASE WHEN EXCLUDED.name IS DISTINCT FROM users.name AND EXCLUDED.name IS NOT NULL
                                 THEN now() ELSE users.updated_at END
         RETURNING name`;
-      stored.set(id, { name: row?.name ?? name });
+      if (!row) throw unauthenticated('this account was erased');
+      stored.set(id, { name: row.name });
+    },
+
+    /** Forgets what this process knows of a user (their erasure started). */
+    forget(id: number): void {
+      stored.delete(id);
     },
 
     async updateProfile(id: number, changes: { likesPublic?: boolean }): Promise<UserModel> {

@@ -28,12 +28,20 @@ export interface GraphQLContext {
   live: LiveWatch | null;
 }
 
+/** The token's viewer, refused once their erasure started; created on first sight. */
+export async function viewerOf(services: Services, authorization: string | undefined): Promise<Viewer | null> {
+  const viewer = await services.auth.viewerFrom(authorization);
+  if (!viewer) return null;
+  if (services.erasedUsers.has(viewer.id)) throw unauthenticated('this account was erased');
+  await services.users.ensure(viewer.id, viewer.name);
+  return viewer;
+}
+
 const clientOf = (viewer: Viewer | null, scope: RequestScope): Client => (viewer ? { userId: viewer.id } : { address: scope.client });
 
 export function createContextFactory(services: Services) {
   return async (authorization: string | undefined, scope: RequestScope): Promise<GraphQLContext> => {
-    const viewer = await services.auth.viewerFrom(authorization);
-    if (viewer) await services.users.ensure(viewer.id, viewer.name);
+    const viewer = await viewerOf(services, authorization);
     return { viewer, scope, loaders: createLoaders(services, viewer, clientOf(viewer, scope)), services, live: null };
   };
 }

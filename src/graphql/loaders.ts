@@ -48,9 +48,24 @@ export function createLoaders(services: Services, viewer: Viewer | null, client:
     }),
     /** A key for `listPageToken` (each list page takes its own token). */
     nextListPage: () => ++listPages,
-    user: new DataLoader<number, UserModel | null>(async (ids) => inKeyOrder(ids, await services.users.byIds(ids)), { cache }),
+    /** A user whose erasure started loads as null (their row goes in the background). */
+    user: new DataLoader<number, UserModel | null>(
+      async (ids) =>
+        inKeyOrder(
+          ids,
+          (await services.users.byIds(ids)).filter((u) => !services.erasedUsers.has(u.id)),
+        ),
+      { cache },
+    ),
     /** Live posts only: a deleted post loads as null. */
-    post: new DataLoader<number, PostModel | null>(async (ids) => inKeyOrder(ids, await services.posts.liveByIds(ids)), { cache }),
+    post: new DataLoader<number, PostModel | null>(
+      async (ids) =>
+        inKeyOrder(
+          ids,
+          (await services.posts.liveByIds(ids)).filter((p) => !services.erasedUsers.has(p.authorId)),
+        ),
+      { cache },
+    ),
     counts: new DataLoader<number, PostCounts>(
       async (postIds) => orFromPostgres(postIds, await services.postCounters.load(postIds), (ids) => services.durableReads.counts(ids)),
       { cache },

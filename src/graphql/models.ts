@@ -28,3 +28,8 @@ export interface FollowRelationPayloadModel {
   active: boolean;
   changed: boolean;
 }
+
+export interface EraseAccountPayloadModel {
+  userId: number;
+  state: 'ERASING' | 'DONE';
+}

@@ -12,6 +12,7 @@ import type { RateLimiter } from '../limits/rateLimiter.js';
 import type { DurableReads } from '../recovery/durableReads.js';
 import type { RelationStore } from '../relations/relationStore.js';
 import type { Commands } from '../services/commands.js';
+import type { ErasedUsers } from '../services/erasedUsers.js';
 import type { CursorCodec } from './cursor.js';
 
 export interface Services {
@@ -28,6 +29,8 @@ export interface Services {
   cursors: CursorCodec;
   /** What answers for entities whose facts Redis lost and has not restored yet. */
   durableReads: DurableReads;
+  /** Users whose erasure started: their tokens no longer work. */
+  erasedUsers: ErasedUsers;
   /** Every change a user can make (src/services/): resolvers delegate to these. */
   commands: Commands;
 }

@@ -24,7 +24,7 @@ import { type WebSocket, WebSocketServer } from 'ws';
 import type { Viewer } from '../auth/jwt.js';
 import type { Config } from '../config.js';
 import { badInput, ErrorCode, formatError } from '../errors.js';
-import { type LiveWatch, socketContext } from '../graphql/context.js';
+import { type LiveWatch, socketContext, viewerOf } from '../graphql/context.js';
 import type { Services } from '../graphql/services.js';
 import { clientAddress } from '../limits/clientAddress.js';
 import type { LiveCounts } from '../live/liveCounts.js';
@@ -136,6 +136,13 @@ export function attachWebSocket(server: Server, deps: WebSocketDeps) {
     connection.expiry.unref();
   }
 
+  // An erased user's sockets close at once: their token no longer works.
+  deps.services.erasedUsers.onErased((userId) => {
+    for (const ctx of connected) {
+      if (ctx.extra.connection?.viewer?.id === userId) closeSocket(ctx.extra.socket, CLOSE.forbidden, 'account erased');
+    }
+  });
+
   useServer<Record<string, unknown>, Extra>(
     {
       schema: deps.schema,
@@ -149,8 +156,7 @@ export function attachWebSocket(server: Server, deps: WebSocketDeps) {
         let viewer: Viewer | null;
         try {
           if (authorization !== undefined && typeof authorization !== 'string') throw new Error('authorization must be a string');
-          viewer = await deps.services.auth.viewerFrom(authorization);
-          if (viewer) await deps.services.users.ensure(viewer.id, viewer.name);
+          viewer = await viewerOf(deps.services, authorization);
         } catch {
           return false; // graphql-ws closes with 4403 Forbidden
         }

@@ -3,6 +3,7 @@
 import { createAuth } from '../auth/jwt.js';
 import { createPostCounters } from '../counters/postCounters.js';
 import { createUserCounters } from '../counters/userCounters.js';
+import { createErasureStore } from '../db/erasures.js';
 import { createFeedCache } from '../db/feedCache.js';
 import { createPostCache } from '../db/postCache.js';
 import { createPostStore } from '../db/posts.js';
@@ -13,12 +14,15 @@ import type { BudgetName } from '../domain/budgets.js';
 import { POST } from '../domain/entities.js';
 import { createCursorCodec } from '../graphql/cursor.js';
 import type { Services } from '../graphql/services.js';
+import { createErasureRequests } from '../jobs/erasureJobs.js';
 import { createRebuildRequests } from '../jobs/rebuildJobs.js';
 import { createRateLimiter } from '../limits/rateLimiter.js';
 import { createDurableReads } from '../recovery/durableReads.js';
+import type { RedisClient } from '../redis/client.js';
 import { createRelationStore } from '../relations/relationStore.js';
 import { chargeTo, free } from '../services/charges.js';
 import { createCommands } from '../services/commands.js';
+import { createErasedUsers } from '../services/erasedUsers.js';
 import type { Connections } from './connections.js';
 
 export interface ApiServiceOptions {
@@ -26,6 +30,8 @@ export interface ApiServiceOptions {
   onRateLimited?: (budget: BudgetName) => void;
   /** Operator tools act for the service: their commands draw from no client's budget. */
   operator?: boolean;
+  /** A connection in subscriber mode on which erasure announcements arrive (API processes). */
+  subscriber?: RedisClient | null;
 }
 
 export function createApiServices(connections: Connections, options: ApiServiceOptions = {}) {
@@ -39,6 +45,16 @@ export function createApiServices(connections: Connections, options: ApiServiceO
   const userCounters = createUserCounters({ redis, keys, store: createUserCounterStore(db) });
   const postCounters = createPostCounters({ redis, keys, onMissing: (id) => rebuildRequests.request({ type: POST, id }) });
   const relations = createRelationStore(redis, keys, { restore: (entity) => recovery.restorer.restore(entity) });
+  const erasures = createErasureStore(db);
+  const erasureRequests = createErasureRequests(connections.jobsRedis, keys);
+  const erasedUsers = createErasedUsers({
+    store: erasures,
+    publisher: redis,
+    subscriber: options.subscriber ?? null,
+    channel: keys.erasuresChannel(),
+    refreshMs: config.erasure.refreshMs,
+    logger,
+  });
   const rateLimiter = createRateLimiter({ redis, keys, budgets: config.rateLimits, onRejected: options.onRateLimited });
   const services: Services = {
     auth: createAuth(config.jwtSecret),
@@ -53,7 +69,11 @@ export function createApiServices(connections: Connections, options: ApiServiceO
     lists: createRelationLists(db),
     cursors: createCursorCodec(config.cursorSecret),
     durableReads: createDurableReads(recovery.facts),
+    erasedUsers,
     commands: createCommands({
+      erasures,
+      erasedUsers,
+      requestErasure: (userId) => erasureRequests.request(userId),
       posts,
       users,
       postCache,
@@ -64,5 +84,13 @@ export function createApiServices(connections: Connections, options: ApiServiceO
       charge: options.operator ? free : chargeTo(rateLimiter),
     }),
   };
-  return { services, close: () => rebuildRequests.close() };
+  return {
+    services,
+    /** Loads the erasures in progress and listens for new ones. */
+    start: () => erasedUsers.start(),
+    async close() {
+      erasedUsers.stop();
+      await Promise.all([rebuildRequests.close(), erasureRequests.close()]);
+    },
+  };
 }

@@ -127,6 +127,8 @@ export function createKeys(prefix: string, partitions: number) {
     recoveryProgress: () => `${prefix}recover:progress`,
     /** Written by a recovery of schema v1 before readiness markers (read only to upgrade). */
     legacyRecovering: () => `${prefix}recovering`,
+    /** Channel announcing erasures as they start (every API process stops trusting the user). */
+    erasuresChannel: () => `${prefix}erasures`,
     /** BullMQ's key prefix; the braces keep every queue's keys in one Cluster slot (BullMQ's scripts need a queue's keys together). */
     bullPrefix: () => `${prefix}{bull}`,
     /** Live consumers of a group (sorted set scored by heartbeat). */

@@ -1,16 +1,18 @@
 // Every change a user can make, as plain functions of (who, what): the API's resolvers, the
 // seed and the tests call these the same way.
+import { type AccountServiceDeps, createAccountService } from './accounts.js';
 import { createPostService, type PostServiceDeps } from './posts.js';
 import { createProfileService } from './profiles.js';
 import { createRelationService, type RelationServiceDeps } from './relations.js';
 
-export type CommandDeps = PostServiceDeps & RelationServiceDeps;
+export type CommandDeps = PostServiceDeps & RelationServiceDeps & AccountServiceDeps;
 
 export function createCommands(deps: CommandDeps) {
   return {
     posts: createPostService(deps),
     relations: createRelationService(deps),
     profiles: createProfileService(deps),
+    accounts: createAccountService(deps),
   };
 }
 

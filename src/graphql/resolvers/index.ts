@@ -1,9 +1,9 @@
 import type { Resolvers } from '../generated.js';
-import { Mutation } from './mutation.js';
+import { EraseAccountPayload, Mutation } from './mutation.js';
 import { Post } from './post.js';
 import { Query } from './query.js';
 import { DateTime } from './scalars.js';
 import { Subscription } from './subscription.js';
 import { User } from './user.js';
 
-export const resolvers: Resolvers = { Query, Mutation, Subscription, Post, User, DateTime };
+export const resolvers: Resolvers = { Query, Mutation, Subscription, Post, User, EraseAccountPayload, DateTime };

@@ -2,7 +2,7 @@
 // here is GraphQL's own: this request's loaders must not answer from before the change.
 import { parseId } from '../args.js';
 import { requireViewer } from '../context.js';
-import type { MutationResolvers } from '../generated.js';
+import type { EraseAccountPayloadResolvers, MutationResolvers } from '../generated.js';
 
 export const Mutation: MutationResolvers = {
   createPost: (_, { input }, ctx) => ctx.services.commands.posts.create(requireViewer(ctx).id, input),
@@ -42,10 +42,16 @@ export const Mutation: MutationResolvers = {
     return result;
   },
 
+  eraseAccount: (_, { input }, ctx) => ctx.services.commands.accounts.erase(requireViewer(ctx).id, input),
+
   updateProfile: async (_, { input }, ctx) => {
     const viewer = requireViewer(ctx);
     const user = await ctx.services.commands.profiles.update(viewer.id, input);
     ctx.loaders.user.clear(viewer.id).prime(viewer.id, user);
     return user;
   },
+};
+
+export const EraseAccountPayload: EraseAccountPayloadResolvers = {
+  userId: (payload) => String(payload.userId),
 };

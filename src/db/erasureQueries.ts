@@ -1,0 +1,90 @@
+// The SQL an account erasure runs, each statement bounded by `limit` rows, so erasing a
+// heavy user is many small transactions that never hold locks for long.
+import { ZERO_USER_COUNTERS } from '../domain/counters.js';
+import { POST, USER } from '../domain/entities.js';
+import { FOLLOW } from '../domain/relations.js';
+import type { Db } from './client.js';
+import { addUserCounts, type UserCountRow } from './userCounters.js';
+
+/** One of the user's own active facts, with whose counters it moves (the post's author, the followed user). */
+export interface OwnFact {
+  entityType: string;
+  entityId: number;
+  kind: string;
+  ownerId: number;
+}
+
+/** Keyset position in (entity_type, entity_id, kind) order. */
+export type OwnFactCursor = [entityType: string, entityId: number, kind: string];
+
+export function createErasureQueries(db: Db) {
+  return {
+    /** Soft-deletes up to `limit` of the user's live posts and uncounts them; how many, and the new counter rows. */
+    async deletePosts(userId: number, limit: number): Promise<{ deleted: number; counters: UserCountRow[] }> {
+      return db.$transaction(async (tx) => {
+        const rows = await tx.$queryRaw<{ id: bigint }[]>`
+          UPDATE posts SET deleted_at = now()
+          WHERE id IN (SELECT id FROM posts WHERE author_id = ${userId} AND deleted_at IS NULL ORDER BY id LIMIT ${limit})
+          RETURNING id`;
+        if (rows.length === 0) return { deleted: 0, counters: [] };
+        const counters = await addUserCounts(tx, new Map([[userId, { ...ZERO_USER_COUNTERS, posts: -rows.length }]]));
+        return { deleted: rows.length, counters };
+      });
+    },
+
+    /** The user's own active facts after `after`, with each one's owner. */
+    async ownFacts(userId: number, after: OwnFactCursor | null, limit: number): Promise<OwnFact[]> {
+      const [type, id, kind] = after ?? ['', 0, ''];
+      const rows = await db.$queryRaw<{ entity_type: string; entity_id: bigint; kind: string; owner_id: bigint | null }[]>`
+        SELECT f.entity_type, f.entity_id, f.kind,
+               CASE WHEN f.entity_type = ${USER} THEN f.entity_id ELSE p.author_id END AS owner_id
+        FROM relation_facts f
+        LEFT JOIN posts p ON f.entity_type = ${POST} AND p.id = f.entity_id
+        WHERE f.user_id = ${userId} AND f.active
+          AND (f.entity_type, f.entity_id, f.kind) > (${type}, ${id}::bigint, ${kind})
+        ORDER BY f.entity_type, f.entity_id, f.kind
+        LIMIT ${limit}`;
+      return rows.map((r) => ({
+        entityType: r.entity_type,
+        entityId: Number(r.entity_id),
+        kind: r.kind,
+        ownerId: Number(r.owner_id ?? 0),
+      }));
+    },
+
+    /** Users following `userId` (active), after `afterUserId`, in id order. */
+    async followers(userId: number, afterUserId: number, limit: number): Promise<number[]> {
+      const rows = await db.$queryRaw<{ user_id: bigint }[]>`
+        SELECT user_id FROM relation_facts
+        WHERE entity_type = ${USER} AND entity_id = ${userId} AND kind = ${FOLLOW.name} AND active AND user_id > ${afterUserId}
+        ORDER BY user_id LIMIT ${limit}`;
+      return rows.map((r) => Number(r.user_id));
+    },
+
+    /**
+     * Deletes up to `limit` of the user's remaining rows, in the order foreign keys allow:
+     * their facts, the facts about them (follows of them), their posts; then, once none is
+     * left, their counters and their user row (`last`: nothing of theirs is left).
+     */
+    async deleteRows(userId: number, limit: number): Promise<{ deleted: number; last: boolean }> {
+      const steps = [
+        () =>
+          db.$executeRaw`DELETE FROM relation_facts WHERE ctid IN (SELECT ctid FROM relation_facts WHERE user_id = ${userId} LIMIT ${limit})`,
+        () => db.$executeRaw`DELETE FROM relation_facts WHERE ctid IN (
+          SELECT ctid FROM relation_facts WHERE entity_type = ${USER} AND entity_id = ${userId} LIMIT ${limit})`,
+        () => db.$executeRaw`DELETE FROM posts WHERE id IN (SELECT id FROM posts WHERE author_id = ${userId} LIMIT ${limit})`,
+      ];
+      for (const step of steps) {
+        const deleted = await step();
+        if (deleted > 0) return { deleted, last: false };
+      }
+      const [counters, users] = await db.$transaction([
+        db.$executeRaw`DELETE FROM user_counters WHERE user_id = ${userId}`,
+        db.$executeRaw`DELETE FROM users WHERE id = ${userId}`,
+      ]);
+      return { deleted: counters + users, last: true };
+    },
+  };
+}
+
+export type ErasureQueries = ReturnType<typeof createErasureQueries>;

@@ -1,0 +1,186 @@
+// Erasing an account, as bounded batches (run by the erasure jobs, src/jobs/erasureJobs.ts):
+// 1. delete their posts as deletePost does, a batch at a time (first: they vanish at once);
+// 2. wait until the fact persister has written every event from before then, so
+//    PostgreSQL holds all of the user's facts;
+// 3. set every like, favourite and follow they have inactive, and every follow of them,
+//    through the relation store, the path a mutation takes: each change emits its event, so
+//    every post and user counter moves by exactly the right amount, once (a fact already
+//    inactive changes nothing, so a batch run twice after a crash decrements nothing twice);
+// 4. wait until the persister has written those changes;
+// 5. delete their rows: facts by them and about them, posts, counters, the user; then their
+//    cached counters and idempotency records in Redis.
+// Each batch saves where it got to; the erasure list keeps the user id after all of it.
+import type { UserCounters } from '../counters/userCounters.js';
+import type { ErasureQueries, OwnFactCursor } from '../db/erasureQueries.js';
+import type { ErasureProgress, ErasureStore } from '../db/erasures.js';
+import { type EntityType, isEntityType, USER } from '../domain/entities.js';
+import { FOLLOW, relationNamed } from '../domain/relations.js';
+import { comparePositions } from '../events/types.js';
+import type { Logger } from '../log.js';
+import { isCluster, type RedisClient } from '../redis/client.js';
+import type { Keys } from '../redis/keys.js';
+import type { RelationStore } from '../relations/relationStore.js';
+
+export const ERASURE_PHASES = ['posts', 'settle', 'facts', 'followers', 'settle-changes', 'rows', 'redis', 'done'] as const;
+export type ErasurePhase = (typeof ERASURE_PHASES)[number];
+
+export interface EraserDeps {
+  store: ErasureStore;
+  queries: ErasureQueries;
+  relations: RelationStore;
+  userCounters: UserCounters;
+  redis: RedisClient;
+  keys: Keys;
+  batchSize: number;
+  logger: Logger;
+}
+
+export interface BatchOutcome {
+  phase: ErasurePhase;
+  /** Rows or facts this batch changed. */
+  changed: number;
+  finished: boolean;
+  /** The batch could not go on yet (waiting for the persister): try again after a pause. */
+  waiting: boolean;
+}
+
+const SCAN_COUNT = 1000;
+
+export function createEraser(deps: EraserDeps) {
+  const { keys, redis } = deps;
+
+  /** Every partition's newest outbox entry now: what the persister must pass. */
+  async function outboxEnds(): Promise<string[]> {
+    return Promise.all(
+      Array.from({ length: keys.partitions }, async (_, p) => {
+        const [last] = (await redis.xrevrange(keys.outbox(p), '+', '-', 'COUNT', 1)) as [string, string[]][];
+        return last?.[0] ?? '0-0';
+      }),
+    );
+  }
+
+  /** Whether the fact persister has written every event up to `ends`. */
+  async function persistedUpTo(ends: readonly string[]): Promise<boolean> {
+    const persisted = await Promise.all(ends.map((_, p) => redis.get(keys.persisted(p))));
+    return ends.every((end, p) => end === '0-0' || comparePositions(persisted[p] ?? '0-0', end) >= 0);
+  }
+
+  const next = (phase: ErasurePhase): ErasurePhase => ERASURE_PHASES[ERASURE_PHASES.indexOf(phase) + 1] ?? 'done';
+
+  /** Sets the user's own active facts inactive, a batch at a time. */
+  async function eraseOwnFacts(userId: number, progress: ErasureProgress): Promise<number> {
+    const after = progress.after ? (JSON.parse(progress.after) as OwnFactCursor) : null;
+    const facts = await deps.queries.ownFacts(userId, after, deps.batchSize);
+    let changed = 0;
+    for (const fact of facts) {
+      const relation = relationNamed(fact.kind);
+      if (!relation || !isEntityType(fact.entityType)) continue;
+      const entity = { type: fact.entityType as EntityType, id: fact.entityId };
+      if ((await deps.relations.setFact({ userId, entity, relation, authorId: fact.ownerId, active: false })).changed) changed += 1;
+    }
+    const last = facts.at(-1);
+    progress.after = last ? JSON.stringify([last.entityType, last.entityId, last.kind]) : undefined;
+    return facts.length === 0 ? -1 : changed;
+  }
+
+  /** Sets other users' follows of the user inactive, a batch at a time. */
+  async function eraseFollowers(userId: number, progress: ErasureProgress): Promise<number> {
+    const followers = await deps.queries.followers(userId, Number(progress.after ?? 0), deps.batchSize);
+    let changed = 0;
+    for (const follower of followers) {
+      const result = await deps.relations.setFact({
+        userId: follower,
+        entity: { type: USER, id: userId },
+        relation: FOLLOW,
+        authorId: userId,
+        active: false,
+      });
+      if (result.changed) changed += 1;
+    }
+    progress.after = followers.length > 0 ? String(followers.at(-1)) : undefined;
+    return followers.length === 0 ? -1 : changed;
+  }
+
+  /** Deletes the user's idempotency records (their keys name the user) with SCAN, a page at a time. */
+  async function eraseRedisRecords(userId: number, progress: ErasureProgress): Promise<number> {
+    const nodes = isCluster(redis) ? redis.nodes('master') : [redis];
+    const [nodeIndex = 0, cursor = '0'] = (progress.after ?? '0:0').split(':').map(String);
+    const node = nodes[Number(nodeIndex)];
+    if (!node) {
+      await redis.del(keys.userCounters(userId), keys.userCountersVersion(userId));
+      return -1;
+    }
+    const patterns = [`${keys.prefix}idem:*:${userId}:*`, `${keys.prefix}idemu:*:${userId}:*`];
+    const [nextCursor, found] = await node.scan(cursor, 'MATCH', `${keys.prefix}idem*:${userId}:*`, 'COUNT', SCAN_COUNT);
+    const mine = found.filter((key) => patterns.some((p) => new RegExp(`^${p.replaceAll('*', '[^:]*')}`).test(key)));
+    for (const key of mine) await redis.del(key);
+    progress.after = nextCursor === '0' ? `${Number(nodeIndex) + 1}:0` : `${nodeIndex}:${nextCursor}`;
+    return mine.length;
+  }
+
+  return {
+    /** Runs one batch of the user's erasure and saves where it got to. */
+    async runBatch(userId: number): Promise<BatchOutcome> {
+      const row = await deps.store.get(userId);
+      if (!row || row.state === 'DONE') return { phase: 'done', changed: 0, finished: true, waiting: false };
+      const progress: ErasureProgress = { ...row.progress, done: { ...row.progress.done } };
+      const phase = (progress.phase as ErasurePhase | undefined) ?? 'posts';
+      let changed = 0;
+      let waiting = false;
+      let phaseOver = false;
+      switch (phase) {
+        case 'settle':
+        case 'settle-changes': {
+          progress.settleAt ??= await outboxEnds();
+          if (await persistedUpTo(progress.settleAt)) {
+            phaseOver = true;
+            progress.settleAt = undefined;
+          } else waiting = true;
+          break;
+        }
+        case 'posts': {
+          const { deleted, counters } = await deps.queries.deletePosts(userId, deps.batchSize);
+          await deps.userCounters.cache(counters, { changed: true });
+          changed = deleted;
+          phaseOver = deleted === 0;
+          break;
+        }
+        case 'facts':
+        case 'followers': {
+          const result = phase === 'facts' ? await eraseOwnFacts(userId, progress) : await eraseFollowers(userId, progress);
+          phaseOver = result === -1;
+          changed = Math.max(0, result);
+          break;
+        }
+        case 'rows': {
+          const { deleted, last } = await deps.queries.deleteRows(userId, deps.batchSize);
+          changed = deleted;
+          phaseOver = last;
+          break;
+        }
+        case 'redis': {
+          const result = await eraseRedisRecords(userId, progress);
+          phaseOver = result === -1;
+          changed = Math.max(0, result);
+          break;
+        }
+        case 'done':
+          break;
+      }
+      if (changed > 0) progress.done![phase] = (progress.done![phase] ?? 0) + changed;
+      if (phaseOver || phase === 'done') {
+        progress.phase = next(phase);
+        progress.after = undefined;
+      } else progress.phase = phase;
+      if (progress.phase === 'done') {
+        await deps.store.finish(userId, progress);
+        deps.logger.info({ userId, done: progress.done }, 'account erased');
+        return { phase: 'done', changed, finished: true, waiting: false };
+      }
+      await deps.store.saveProgress(userId, progress);
+      return { phase, changed, finished: false, waiting };
+    },
+  };
+}
+
+export type Eraser = ReturnType<typeof createEraser>;

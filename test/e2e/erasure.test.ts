@@ -1,0 +1,159 @@
+// Account erasure against a whole Tally: a user with likes, favourites, follows both ways and
+// posts of their own is erased while others keep liking the same posts. Afterwards every post
+// and user counter equals a recount from the surviving facts, no list shows the user, their
+// token is dead and their rows are gone; a second erasure changes nothing.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createUserCounterStore } from '../../src/db/userCounters.js';
+import { errorCodes, startTestApp, type TestApp } from '../support/app.js';
+import { waitForPersister } from '../support/settle.js';
+import { waitFor } from '../support/wait.js';
+
+let t: TestApp;
+const ERASED = 500;
+const AUTHOR = 501;
+const OTHERS = Array.from({ length: 12 }, (_, i) => 600 + i);
+
+beforeAll(async () => {
+  // Small batches: the erasure takes many of them, as a heavy user's would.
+  t = await startTestApp({ ERASURE_BATCH_SIZE: '7', ERASURE_SLICE_MS: '50', ERASURE_PAUSE_MS: '20' });
+});
+afterAll(() => t.stop());
+
+const LIKE = 'mutation($id: ID!, $kind: RelationKind!) { setLikeRelation(input: { postId: $id, kind: $kind, active: true }) { changed } }';
+const FOLLOW = 'mutation($id: ID!) { setFollowRelation(input: { userId: $id, active: true }) { changed } }';
+const ERASE = 'mutation($confirm: String!) { eraseAccount(input: { confirm: $confirm }) { userId state } }';
+
+async function as(userId: number, query: string, variables: Record<string, unknown> = {}) {
+  const res = await t.gql(query, variables, { token: await t.token(userId) });
+  expect(res.errors).toBeUndefined();
+  return res.data;
+}
+
+/** Active facts in PostgreSQL per post and relation: the truth counters must equal. */
+async function recount(postIds: string[]) {
+  const rows = await t.app.db.relationFact.groupBy({
+    by: ['entityId', 'kind'],
+    where: { entityType: 'post', entityId: { in: postIds.map(BigInt) }, active: true },
+    _count: { _all: true },
+  });
+  const of = (id: string, kind: string) => rows.find((r) => String(r.entityId) === id && r.kind === kind)?._count._all ?? 0;
+  return postIds.map((id) => ({ likes: of(id, 'like'), favs: of(id, 'fav') }));
+}
+
+describe('eraseAccount', () => {
+  it('refuses a confirm that is not the viewer’s own id, and changes nothing', async () => {
+    const res = await t.gql(ERASE, { confirm: '1' }, { token: await t.token(ERASED) });
+    expect(errorCodes(res)).toEqual(['BAD_USER_INPUT']);
+    expect(await t.app.services.commands.accounts.status(ERASED)).toBeNull();
+  });
+
+  it('erases a user with likes, favourites, follows both ways and posts, while others keep liking; every count stays exact', async () => {
+    for (const user of OTHERS) await as(user, '{ viewer { id } }'); // users exist once seen
+    await as(ERASED, 'mutation { updateProfile(input: { likesPublic: true }) { id } }'); // on likers lists
+    const posts = await t.createPosts(30, AUTHOR);
+    const own = await t.createPosts(4, ERASED);
+    for (const [i, id] of posts.entries()) {
+      await as(ERASED, LIKE, { id, kind: 'LIKE' });
+      if (i % 3 === 0) await as(ERASED, LIKE, { id, kind: 'FAV' });
+    }
+    for (const other of OTHERS) {
+      await as(ERASED, FOLLOW, { id: String(other) });
+      await as(other, FOLLOW, { id: String(ERASED) });
+      for (const id of own) await as(other, LIKE, { id, kind: 'LIKE' });
+    }
+    await waitForPersister(t);
+
+    // Others keep liking the same posts while the erasure runs.
+    let liking = true;
+    const background = (async () => {
+      for (let round = 0; liking; round++) {
+        const user = OTHERS[round % OTHERS.length]!;
+        await as(user, LIKE, { id: posts[round % posts.length], kind: round % 2 ? 'LIKE' : 'FAV' });
+      }
+    })();
+    background.catch(() => {}); // a failure shows below, where it is awaited
+
+    const readLists = () =>
+      t.gql(
+        `query($u: ID!, $p: ID!) {
+        user(id: $u) { id }
+        other: user(id: "${OTHERS[0]}") { followers(first: 20) { edges { node { id } } } following(first: 20) { edges { node { id } } } }
+        post(id: $p) { likers(first: 20) { edges { node { id } } } }
+        mine: post(id: "${own[0]}") { id }
+      }`,
+        { u: String(ERASED), p: posts[0] },
+      );
+    // Before: the user is on every one of these lists.
+    const before = await readLists();
+    expect(before.data.user).toEqual({ id: String(ERASED) });
+    expect(before.data.mine).toEqual({ id: own[0] });
+    for (const list of [before.data.other.followers, before.data.other.following, before.data.post.likers]) {
+      expect(list.edges.map((e: any) => e.node.id)).toContain(String(ERASED));
+    }
+
+    const started = await as(ERASED, ERASE, { confirm: String(ERASED) });
+    expect(started.eraseAccount).toEqual({ userId: String(ERASED), state: 'ERASING' });
+    // At once: the token is dead, and the user is on no list and authors nothing.
+    const dead = await t.gql('{ viewer { id } }', {}, { token: await t.token(ERASED) });
+    expect(errorCodes(dead)).toEqual(['UNAUTHENTICATED']);
+    const lists = await readLists();
+    expect(lists.errors).toBeUndefined();
+    expect(lists.data.user).toBeNull();
+    expect(lists.data.mine).toBeNull();
+    const ids = JSON.stringify(lists.data);
+    expect(ids).not.toContain(`"${ERASED}"`);
+
+    await waitFor(
+      () => t.app.services.commands.accounts.status(ERASED),
+      (row) => row?.state === 'DONE',
+      {
+        what: 'the erasure to finish',
+        timeoutMs: 60_000,
+      },
+    );
+    liking = false;
+    await background;
+    await waitForPersister(t);
+
+    // Every post's counters equal the surviving facts, once the counts cover everything so far.
+    const since = Date.now();
+    const read = await waitFor(
+      async () => (await t.gql('query($ids: [ID!]!) { posts(ids: $ids) { counts { likes favs asOf } } }', { ids: posts })).data.posts,
+      (rows: any[]) => rows.every((p) => p.counts.asOf && Date.parse(p.counts.asOf) > since),
+      { what: 'counts after the erasure', timeoutMs: 10_000 },
+    );
+    expect(read.map((p: any) => ({ likes: p.counts.likes, favs: p.counts.favs }))).toEqual(await recount(posts));
+
+    // Every other user's counters equal a recount from the base tables.
+    const store = createUserCounterStore(t.app.db);
+    const { stored, actual } = await store.snapshot([AUTHOR, ...OTHERS]);
+    for (const row of stored) expect({ ...row, version: undefined, userId: undefined }).toMatchObject(actual.get(row.userId)!);
+    expect(actual.get(OTHERS[0]!)).toMatchObject({ followers: 0, followings: 0 });
+
+    // Nothing of the user is left but the erasure list's row.
+    const db = t.app.db;
+    expect(await db.user.count({ where: { id: ERASED } })).toBe(0);
+    expect(await db.userCounters.count({ where: { userId: ERASED } })).toBe(0);
+    expect(await db.post.count({ where: { authorId: ERASED } })).toBe(0);
+    expect(await db.relationFact.count({ where: { OR: [{ userId: ERASED }, { entityType: 'user', entityId: ERASED }] } })).toBe(0);
+    expect(await t.app.redis.exists(t.app.keys.userCounters(ERASED))).toBe(0);
+
+    // A second erasure is the same erasure.
+    const again = await t.app.services.commands.accounts.eraseAsOperator(ERASED);
+    expect(again).toMatchObject({ userId: ERASED, state: 'DONE', started: false });
+    // The token still verifies as a JWT, but the account never comes back.
+    expect(errorCodes(await t.gql('{ viewer { id } }', {}, { token: await t.token(ERASED) }))).toEqual(['UNAUTHENTICATED']);
+  }, 120_000);
+
+  it('erases a user who never did anything', async () => {
+    await as(700, '{ viewer { id } }');
+    const res = await as(700, ERASE, { confirm: '700' });
+    expect(res.eraseAccount.state).toBe('ERASING');
+    await waitFor(
+      () => t.app.services.commands.accounts.status(700),
+      (row) => row?.state === 'DONE',
+      { what: 'done', timeoutMs: 30_000 },
+    );
+    expect(await t.app.db.user.count({ where: { id: 700 } })).toBe(0);
+  });
+});
