@@ -61,6 +61,16 @@ export function createErasureQueries(db: Db) {
       return rows.map((r) => Number(r.user_id));
     },
 
+    /** What an erasure of the user still has to do: live posts, own active facts by relation, followers. */
+    async remaining(userId: number): Promise<{ posts: number; facts: Record<string, number>; followers: number }> {
+      const [posts, facts, followers] = await Promise.all([
+        db.post.count({ where: { authorId: userId, deletedAt: null } }),
+        db.relationFact.groupBy({ by: ['kind'], where: { userId, active: true }, _count: { _all: true } }),
+        db.relationFact.count({ where: { entityType: USER, entityId: userId, kind: FOLLOW.name, active: true } }),
+      ]);
+      return { posts, facts: Object.fromEntries(facts.map((f) => [f.kind, f._count._all])), followers };
+    },
+
     /**
      * Deletes up to `limit` of the user's remaining rows, in the order foreign keys allow:
      * their facts, the facts about them (follows of them), their posts; then, once none is

@@ -4,7 +4,9 @@
 // token is dead and their rows are gone; a second erasure changes nothing.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createUserCounterStore } from '../../src/db/userCounters.js';
-import { errorCodes, startTestApp, type TestApp } from '../support/app.js';
+import { errorCodes, startTestApp, TEST_JWT_SECRET, type TestApp } from '../support/app.js';
+import { TEST_REDIS_URL } from '../support/env.js';
+import { spawnTsx } from '../support/process.js';
 import { waitForPersister } from '../support/settle.js';
 import { waitFor } from '../support/wait.js';
 
@@ -156,4 +158,41 @@ describe('eraseAccount', () => {
     );
     expect(await t.app.db.user.count({ where: { id: 700 } })).toBe(0);
   });
+
+  it('npm run erase: --dry-run says what would change, then erases; --status follows it to the end', async () => {
+    const env = {
+      DATABASE_URL: t.db.url,
+      REDIS_URL: TEST_REDIS_URL,
+      REDIS_KEY_PREFIX: t.app.config.redisKeyPrefix,
+      JWT_SECRET: TEST_JWT_SECRET,
+      LOG_LEVEL: 'silent',
+    };
+    const [postId] = await t.createPosts(1, AUTHOR);
+    await as(800, LIKE, { id: postId, kind: 'LIKE' });
+    await as(800, FOLLOW, { id: String(AUTHOR) });
+    await t.createPosts(2, 800);
+    await waitForPersister(t);
+
+    const dryRun = spawnTsx('src/cli/erase.ts', ['--dry-run', '800'], env);
+    expect(await dryRun.exited).toBe(0);
+    expect(JSON.parse(dryRun.output())).toEqual({
+      userId: 800,
+      erasure: 'none',
+      wouldDelete: { posts: 2 },
+      wouldUndo: { like: 1, follow: 1, followers: 0 },
+    });
+    expect(await t.app.services.commands.accounts.status(800)).toBeNull(); // nothing changed
+
+    const erase = spawnTsx('src/cli/erase.ts', ['800'], env);
+    expect(await erase.exited).toBe(0);
+    expect(erase.output()).toContain('user 800: ERASING');
+    const status = spawnTsx('src/cli/erase.ts', ['--status'], env);
+    expect(await status.exited).toBe(0);
+    expect(status.output()).toMatch(/every erasure has finished|no erasure is running/);
+    expect((await t.app.services.commands.accounts.status(800))?.state).toBe('DONE');
+    expect(errorCodes(await t.gql('{ viewer { id } }', {}, { token: await t.token(800) }))).toEqual(['UNAUTHENTICATED']);
+
+    const usage = spawnTsx('src/cli/erase.ts', ['x'], env);
+    expect(await usage.exited).toBe(2);
+  }, 60_000);
 });
