@@ -3,6 +3,7 @@
 // lua/switchReplayedCounters-4.lua) while the service keeps running. For when counters are
 // known to be corrupt and the bitmaps cannot be trusted either; it needs the log's whole
 // history, so it refuses when events were ever trimmed (use rebuild or recovery then).
+import { USER } from '../domain/entities.js';
 import { comparePositions, type EventLog, type LogEntry } from '../events/types.js';
 import type { Keys } from '../redis/keys.js';
 import { createScripts, type ScriptedRedis } from '../redis/scripts.js';
@@ -22,7 +23,14 @@ export interface ReplayProgress {
   switched: number;
 }
 
-export function createReplay(deps: { redis: ScriptedRedis; keys: Keys; eventLog: EventLog }) {
+export interface ReplayErasures {
+  /** Erasures still running: replay waits for them (their undo events are still coming). */
+  running(): Promise<readonly unknown[]>;
+  /** Users on the erasure list: their events are not counted (their effect was undone). */
+  allIds(): Promise<Set<number>>;
+}
+
+export function createReplay(deps: { redis: ScriptedRedis; keys: Keys; eventLog: EventLog; erasures: ReplayErasures }) {
   const { redis, keys, eventLog } = deps;
   const scripts = createScripts(redis, keys);
 
@@ -66,6 +74,13 @@ export function createReplay(deps: { redis: ScriptedRedis; keys: Keys; eventLog:
             'so a replay would count only part of it. Rebuild from the facts instead (reconciliation does it, or `npm run recover`).',
         );
       }
+      if ((await deps.erasures.running()).length > 0) {
+        throw new ReplayRefused('an account erasure is running; replay once it has finished (npm run erase -- --status)');
+      }
+      // An erased user's likes and follows were undone by the erasure's own events; leaving all
+      // of their events out gives the same counts, and never brings them back.
+      const erased = await deps.erasures.allIds();
+      const counted = (e: LogEntry) => !erased.has(e.event.userId) && !(e.event.entityType === USER && erased.has(e.event.entityId));
       const report = options.onProgress ?? (() => {});
       for (let p = 0; p < keys.partitions; p++) await clearSums(p);
       // Newest event replayed per partition: the switch corrects for everything after it.
@@ -77,7 +92,7 @@ export function createReplay(deps: { redis: ScriptedRedis; keys: Keys; eventLog:
         const seen = through.get(p);
         const entries = seen ? page.filter((e) => comparePositions(e.event.id, seen) > 0) : page;
         if (entries.length === 0) return;
-        await addToSums(p, entries);
+        await addToSums(p, entries.filter(counted));
         through.set(p, entries.at(-1)!.event.id);
         events.set(p, (events.get(p) ?? 0) + entries.length);
         report({ partition: p, events: events.get(p)!, switched: 0 });

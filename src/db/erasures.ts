@@ -55,6 +55,11 @@ export function createErasureStore(db: Db) {
       return (await db.erasure.findMany({ where: { requestedAt: { gte: since } } })).map(toRow);
     },
 
+    /** Every user on the erasure list (running or done). */
+    async allIds(): Promise<Set<number>> {
+      return new Set((await db.erasure.findMany({ select: { userId: true } })).map((r) => Number(r.userId)));
+    },
+
     async saveProgress(userId: number, progress: ErasureProgress): Promise<void> {
       await db.erasure.update({ where: { userId }, data: { progress: progress as object } });
     },

@@ -65,15 +65,20 @@ export function createFactStore(db: Db) {
       return rows.map((r) => ({ userId: Number(r.userId), entityType: r.entityType, entityId: Number(r.entityId), kind: r.kind }));
     },
 
-    /** One entity's active facts (kind and user), a page at a time in user id order (to restore it). */
+    /**
+     * One entity's active facts (kind and user), a page at a time in user id order (to restore
+     * it). Facts of users on the erasure list are left out: a restore never brings an erased
+     * user back (one still being erased has their facts undone by the erasure either way).
+     */
     async activeOf(entityType: string, entityId: number, afterUserId: number, limit: number): Promise<{ userId: number; kind: string }[]> {
-      const rows = await db.relationFact.findMany({
-        where: { entityType, entityId, active: true, userId: { gt: afterUserId } },
-        orderBy: [{ userId: 'asc' }, { kind: 'asc' }],
-        take: limit,
-        select: { userId: true, kind: true },
-      });
-      return rows.map((r) => ({ userId: Number(r.userId), kind: r.kind }));
+      const rows = await db.$queryRaw<{ user_id: bigint; kind: string }[]>`
+        SELECT f.user_id, f.kind FROM relation_facts f
+        WHERE f.entity_type = ${entityType} AND f.entity_id = ${entityId} AND f.active AND f.user_id > ${afterUserId}
+          AND NOT EXISTS (SELECT 1 FROM erasures e WHERE e.user_id = f.user_id)
+          AND NOT (f.entity_type = 'user' AND EXISTS (SELECT 1 FROM erasures e WHERE e.user_id = f.entity_id))
+        ORDER BY f.user_id, f.kind
+        LIMIT ${limit}`;
+      return rows.map((r) => ({ userId: Number(r.user_id), kind: r.kind }));
     },
 
     /** Every entity that has facts, a page at a time in id order (for recovery's rebuild). */

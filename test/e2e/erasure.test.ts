@@ -3,6 +3,7 @@
 // and user counter equals a recount from the surviving facts, no list shows the user, their
 // token is dead and their rows are gone; a second erasure changes nothing.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createFactStore } from '../../src/db/facts.js';
 import { createUserCounterStore } from '../../src/db/userCounters.js';
 import { errorCodes, startTestApp, TEST_JWT_SECRET, type TestApp } from '../support/app.js';
 import { TEST_REDIS_URL } from '../support/env.js';
@@ -30,6 +31,15 @@ async function as(userId: number, query: string, variables: Record<string, unkno
   expect(res.errors).toBeUndefined();
   return res.data;
 }
+
+/** The environment of a CLI run against the test app's stores. */
+const cliEnv = () => ({
+  DATABASE_URL: t.db.url,
+  REDIS_URL: TEST_REDIS_URL,
+  REDIS_KEY_PREFIX: t.app.config.redisKeyPrefix,
+  JWT_SECRET: TEST_JWT_SECRET,
+  LOG_LEVEL: 'silent',
+});
 
 /** Active facts in PostgreSQL per post and relation: the truth counters must equal. */
 async function recount(postIds: string[]) {
@@ -140,6 +150,28 @@ describe('eraseAccount', () => {
     expect(await db.relationFact.count({ where: { OR: [{ userId: ERASED }, { entityType: 'user', entityId: ERASED }] } })).toBe(0);
     expect(await t.app.redis.exists(t.app.keys.userCounters(ERASED))).toBe(0);
 
+    // Nothing brings them back: a replay of the whole event history counts none of their
+    // events, and a restore from PostgreSQL copies none of their facts.
+    const replay = spawnTsx('src/cli/replay.ts', [], cliEnv());
+    expect(await replay.exited).toBe(0);
+    const replayed = await t.gql('query($ids: [ID!]!) { posts(ids: $ids) { counts { likes favs } } }', { ids: posts });
+    expect(replayed.data.posts.map((p: any) => p.counts)).toEqual(await recount(posts));
+    // (A fact of theirs left behind, say by a restore of an old backup, is never copied back.)
+    const leftover = {
+      userId: ERASED,
+      entityType: 'post',
+      entityId: BigInt(posts[0]!),
+      kind: 'like',
+      active: true,
+      version: 1n,
+      updatedAt: new Date(),
+    };
+    await t.app.db.relationFact.create({ data: leftover });
+    const restorable = await createFactStore(t.app.db).activeOf('post', Number(posts[0]), 0, 1000);
+    expect(restorable.length).toBeGreaterThan(0);
+    expect(restorable.map((f) => f.userId)).not.toContain(ERASED);
+    await t.app.db.relationFact.deleteMany({ where: { userId: ERASED } });
+
     // A second erasure is the same erasure.
     const again = await t.app.services.commands.accounts.eraseAsOperator(ERASED);
     expect(again).toMatchObject({ userId: ERASED, state: 'DONE', started: false });
@@ -160,13 +192,7 @@ describe('eraseAccount', () => {
   });
 
   it('npm run erase: --dry-run says what would change, then erases; --status follows it to the end', async () => {
-    const env = {
-      DATABASE_URL: t.db.url,
-      REDIS_URL: TEST_REDIS_URL,
-      REDIS_KEY_PREFIX: t.app.config.redisKeyPrefix,
-      JWT_SECRET: TEST_JWT_SECRET,
-      LOG_LEVEL: 'silent',
-    };
+    const env = cliEnv();
     const [postId] = await t.createPosts(1, AUTHOR);
     await as(800, LIKE, { id: postId, kind: 'LIKE' });
     await as(800, FOLLOW, { id: String(AUTHOR) });
