@@ -65,10 +65,15 @@ export function createErasureQueries(db: Db) {
     async remaining(userId: number): Promise<{ posts: number; facts: Record<string, number>; followers: number }> {
       const [posts, facts, followers] = await Promise.all([
         db.post.count({ where: { authorId: userId, deletedAt: null } }),
-        db.relationFact.groupBy({ by: ['kind'], where: { userId, active: true }, _count: { _all: true } }),
+        // Facts on posts whose row is gone move no counters and are not undone, only deleted.
+        db.$queryRaw<{ kind: string; n: bigint }[]>`
+          SELECT f.kind, count(*) AS n FROM relation_facts f
+          LEFT JOIN posts p ON f.entity_type = ${POST} AND p.id = f.entity_id
+          WHERE f.user_id = ${userId} AND f.active AND (f.entity_type <> ${POST} OR p.id IS NOT NULL)
+          GROUP BY f.kind`,
         db.relationFact.count({ where: { entityType: USER, entityId: userId, kind: FOLLOW.name, active: true } }),
       ]);
-      return { posts, facts: Object.fromEntries(facts.map((f) => [f.kind, f._count._all])), followers };
+      return { posts, facts: Object.fromEntries(facts.map((f) => [f.kind, Number(f.n)])), followers };
     },
 
     /**

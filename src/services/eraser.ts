@@ -65,6 +65,11 @@ export function createEraser(deps: EraserDeps) {
     return ends.every((end, p) => end === '0-0' || comparePositions(persisted[p] ?? '0-0', end) >= 0);
   }
 
+  async function somethingLeft(userId: number): Promise<boolean> {
+    const left = await deps.queries.remaining(userId);
+    return left.posts + left.followers + Object.values(left.facts).reduce((a, b) => a + b, 0) > 0;
+  }
+
   const next = (phase: ErasurePhase): ErasurePhase => ERASURE_PHASES[ERASURE_PHASES.indexOf(phase) + 1] ?? 'done';
 
   /** Sets the user's own active facts inactive, a batch at a time. */
@@ -74,7 +79,8 @@ export function createEraser(deps: EraserDeps) {
     let changed = 0;
     for (const fact of facts) {
       const relation = relationNamed(fact.kind);
-      if (!relation || !isEntityType(fact.entityType)) continue;
+      // A fact on a post whose row is gone moves no one's counters; its row goes with the rest.
+      if (!relation || !isEntityType(fact.entityType) || fact.ownerId === 0) continue;
       const entity = { type: fact.entityType as EntityType, id: fact.entityId };
       if ((await deps.relations.setFact({ userId, entity, relation, authorId: fact.ownerId, active: false })).changed) changed += 1;
     }
@@ -168,7 +174,12 @@ export function createEraser(deps: EraserDeps) {
           break;
       }
       if (changed > 0) progress.done![phase] = (progress.done![phase] ?? 0) + changed;
-      if (phaseOver || phase === 'done') {
+      if (phaseOver && phase === 'settle-changes' && (await somethingLeft(userId))) {
+        // A change that was in flight when the erasure began landed after the facts were read:
+        // go round again (the facts phase skips what is already inactive).
+        progress.phase = 'facts';
+        progress.after = undefined;
+      } else if (phaseOver || phase === 'done') {
         progress.phase = next(phase);
         progress.after = undefined;
       } else progress.phase = phase;
