@@ -8,12 +8,21 @@ import type { PostRelationKind } from '../domain/relations.js';
 import { badInput, notFound } from '../errors.js';
 import type { RelationStore } from '../relations/relationStore.js';
 import type { Charge } from './charges.js';
+import type { ErasedUsers } from './erasedUsers.js';
 
 export interface RelationServiceDeps {
   relations: RelationStore;
   postCache: PostCache;
   users: UserStore;
   charge: Charge;
+  /**
+   * Users being (or already) erased: their posts and they themselves take no more changes.
+   * Such a change would land after the erasure read what to undo, or after it deleted their
+   * rows: a follow of them would stay counted in the follower's followings once the erasure
+   * deleted the fact, and a like or unlike of their post (still in a post cache) would
+   * bring their user_counters row back.
+   */
+  erasedUsers: Pick<ErasedUsers, 'has'>;
 }
 
 export interface RelationChange {
@@ -31,7 +40,7 @@ export function createRelationService(deps: RelationServiceDeps) {
     ): Promise<{ post: PostModel; kind: PostRelationKind; active: boolean; changed: boolean }> {
       const { postId, kind, active } = input;
       const post = await deps.postCache.get(postId);
-      if (!post) throw notFound(`post ${postId} not found`);
+      if (!post || deps.erasedUsers.has(post.authorId)) throw notFound(`post ${postId} not found`);
       await deps.charge('changes', userId);
       const { changed } = await deps.relations.set({
         userId,
@@ -52,7 +61,7 @@ export function createRelationService(deps: RelationServiceDeps) {
       const { followeeId, active } = input;
       if (followeeId === userId) throw badInput('you cannot follow yourself', { argumentName: 'userId' });
       const [user] = await deps.users.byIds([followeeId]);
-      if (!user) throw notFound(`user ${followeeId} not found`);
+      if (!user || deps.erasedUsers.has(followeeId)) throw notFound(`user ${followeeId} not found`);
       await deps.charge('changes', userId);
       const { changed } = await deps.relations.setFollow({ userId, followeeId, active, idempotencyKey: input.idempotencyKey });
       return { user, active, changed };
