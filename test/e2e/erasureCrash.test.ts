@@ -14,7 +14,7 @@ import { PERSISTER_GROUP } from '../../src/events/groups.js';
 import { createKeys } from '../../src/redis/keys.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { TEST_REDIS_URL } from '../support/env.js';
-import { type Spawned, spawnTsx } from '../support/process.js';
+import { type Spawned, startTallyProcess } from '../support/process.js';
 import { waitForPersister } from '../support/settle.js';
 import { useIsolatedStores } from '../support/stores.js';
 import { waitFor, waitUntil } from '../support/wait.js';
@@ -105,13 +105,8 @@ describe('erasure with a worker killed in the middle (API and worker as separate
   const keys = createKeys(stores.prefix, 16);
   let apiUrl = '';
 
-  async function start(role: 'api' | 'worker'): Promise<Spawned> {
-    const proc = spawnTsx('src/main.ts', [], {
-      NODE_ENV: 'production',
-      LOG_LEVEL: 'info',
-      HOST: '127.0.0.1',
-      PORT: '0',
-      ROLE: role,
+  async function start(role: 'api' | 'worker'): Promise<{ proc: Spawned; url: string }> {
+    const started = startTallyProcess(role, {
       ...stores.env(),
       JWT_SECRET: SECRET,
       ERASURE_BATCH_SIZE: String(BATCH),
@@ -124,9 +119,8 @@ describe('erasure with a worker killed in the middle (API and worker as separate
       RATE_LIMIT_WRITES: '100000',
       RATE_LIMIT_LIST_PAGES: '100000',
     });
-    processes.push(proc);
-    await proc.waitFor(/"msg":"tally is listening"/, 30_000);
-    return proc;
+    processes.push((await started).proc);
+    return started;
   }
 
   async function stop(proc: Spawned): Promise<number | null> {
@@ -173,7 +167,7 @@ describe('erasure with a worker killed in the middle (API and worker as separate
     const waitForPersisted = () => waitUntil(persisterCaughtUp, { what: 'the fact persister to catch up', timeoutMs: 30_000 });
 
     const [api, firstWorker] = await Promise.all([start('api'), start('worker')]);
-    [, apiUrl] = (await api.waitFor(/"url":"(http:\/\/[^"]+)\/graphql"/)) as [string, string];
+    apiUrl = api.url;
 
     // The world: 300 posts by five authors; the user likes all of them and favourites half,
     // follows 20 users, is followed by 20 others who like the user's own 10 posts.
@@ -241,9 +235,9 @@ describe('erasure with a worker killed in the middle (API and worker as separate
       },
       { what: 'the erasure to be in the middle of its facts phase', timeoutMs: 30_000, intervalMs: 5 },
     );
-    firstWorker.child.kill('SIGKILL');
+    firstWorker.proc.child.kill('SIGKILL');
     killed = true;
-    expect(await firstWorker.exited).toBeNull(); // killed by the signal, not exited
+    expect(await firstWorker.proc.exited).toBeNull(); // killed by the signal, not exited
     const savedAtKill = (await db.erasure.findUniqueOrThrow({ where: { userId: ERASED } })).progress as ErasureProgress;
     expect(savedAtKill.phase).toBe('facts');
     expect(savedAtKill.done?.facts).toBeGreaterThan(0);

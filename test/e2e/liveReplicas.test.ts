@@ -4,7 +4,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { createAuth } from '../../src/auth/jwt.js';
 import { connectLive, type LiveClient } from '../support/liveClient.js';
-import { type Spawned, spawnTsx } from '../support/process.js';
+import { type Spawned, startTallyProcess } from '../support/process.js';
 import { useIsolatedStores } from '../support/stores.js';
 import { waitFor } from '../support/wait.js';
 
@@ -21,18 +21,9 @@ afterAll(async () => {
 });
 
 async function start(role: 'api' | 'worker'): Promise<string> {
-  const proc = spawnTsx('src/main.ts', [], {
-    NODE_ENV: 'production',
-    LOG_LEVEL: 'info',
-    HOST: '127.0.0.1',
-    PORT: '0',
-    ROLE: role,
-    ...stores.env(),
-    JWT_SECRET: SECRET,
-  });
+  const { proc, url } = await startTallyProcess(role, { ...stores.env(), JWT_SECRET: SECRET });
   processes.push(proc);
-  const [, url] = await proc.waitFor(/"url":"(http:\/\/[^"]+)\/graphql"/);
-  return url!;
+  return url;
 }
 
 async function gql(url: string, query: string, token: string) {

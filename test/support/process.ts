@@ -65,3 +65,16 @@ export function spawnTsx(script: string, args: string[], env: Record<string, str
     },
   };
 }
+
+/**
+ * Starts `src/main.ts` (what `npm start` runs) in production as `role`, on a free port, with
+ * `env` on top (the stores, a JWT secret, settings); resolves once it listens, with its URL.
+ */
+export async function startTallyProcess(
+  role: 'api' | 'worker' | 'all',
+  env: Record<string, string>,
+): Promise<{ proc: Spawned; url: string }> {
+  const proc = spawnTsx('src/main.ts', [], { NODE_ENV: 'production', LOG_LEVEL: 'info', HOST: '127.0.0.1', PORT: '0', ROLE: role, ...env });
+  const [, url] = await proc.waitFor(/"url":"(http:\/\/[^"]+)\/graphql"/, 30_000);
+  return { proc, url: url! };
+}
