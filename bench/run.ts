@@ -5,10 +5,11 @@
 //
 // Env: BENCH_DURATION_S (timed run per feed case, default 6), BENCH_LIKES (distinct users
 // liking the one hot post, per server, default 20000), TEST_DATABASE_URL / TEST_REDIS_URL (admin database and Redis, as for tests),
-// BENCH_NODE_BINARIES (the Node binaries Tally's feed is compared on, default Node 20 and 24; see bench/lib/nodeBinaries.ts).
+// BENCH_NODE_BINARIES (the Node binaries Tally's feed is compared on, default Node 20 and 24; see bench/lib/nodeBinaries.ts),
+// BENCH_LIVE_* (the live counts scenario, bench/scenarios/live.ts, on a database and key prefix of its own).
 import os from 'node:os';
 import { projectPath } from '../src/paths.js';
-import { createBenchEnv } from './lib/env.js';
+import { type BenchEnv, createBenchEnv, tallyEnv } from './lib/env.js';
 import { machineInfo } from './lib/machine.js';
 import { nodeBinaries } from './lib/nodeBinaries.js';
 import { formatTable, meetsTarget, type Ratio, writeResults } from './lib/report.js';
@@ -17,6 +18,8 @@ import { FEED_CONNECTIONS, FEED_ROUNDS, FEED_SERVERS, PAGES, runFeedScenario } f
 import { feedRatios, feedRows } from './scenarios/feedReport.js';
 import { runLikeScenario } from './scenarios/likes.js';
 import { likeRatios, likeRows } from './scenarios/likesReport.js';
+import { liveSettings, runLiveScenario } from './scenarios/live.js';
+import { liveRatios, liveTable } from './scenarios/liveReport.js';
 import { memoryDb, runMemoryScenario } from './scenarios/memory.js';
 import { memoryRatios, memoryTable } from './scenarios/memoryReport.js';
 import { RUNTIME_PAGES, type RuntimeRun, runRuntimeScenario, runtimeRatios, runtimeRows } from './scenarios/runtimes.js';
@@ -25,6 +28,7 @@ const durationS = Number(process.env.BENCH_DURATION_S ?? 6);
 const warmupS = Math.min(2, durationS);
 const likes = Number(process.env.BENCH_LIKES ?? 20_000);
 if (!(durationS > 0) || !(likes > 0)) throw new Error('BENCH_DURATION_S and BENCH_LIKES must be positive numbers');
+const live = liveSettings();
 
 // Found (or installed) before anything is created: a missing one costs seconds, not a run.
 const binaries = nodeBinaries();
@@ -33,8 +37,14 @@ const started = Date.now();
 const elapsed = () => `${((Date.now() - started) / 1000).toFixed(0)} s`;
 
 const env = await createBenchEnv();
-let cleaned: Promise<unknown> | null = null;
-const cleanup = () => (cleaned ??= env.cleanup());
+// Every database and key prefix the run created (the live scenario gets its own).
+const envs: BenchEnv[] = [env];
+let cleaned: Promise<{ databasesLeft: number; keysLeft: number }> | null = null;
+const cleanup = () =>
+  (cleaned ??= Promise.all(envs.map((e) => e.cleanup())).then((lefts) => ({
+    databasesLeft: lefts.reduce((n, l) => n + l.databasesLeft, 0),
+    keysLeft: lefts.reduce((n, l) => n + l.keysLeft, 0),
+  })));
 // Interrupted: the children exit on their own when their IPC channel closes; drop the data here.
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.once(signal, () => void cleanup().finally(() => process.exit(130)));
@@ -42,18 +52,7 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
 
 try {
   console.log(`bench: database ${env.databaseName}, Redis prefix ${env.redisKeyPrefix}`);
-  const serverEnv = {
-    NODE_ENV: 'production',
-    LOG_LEVEL: 'warn',
-    HOST: '127.0.0.1',
-    PORT: '0',
-    DATABASE_URL: env.databaseUrl,
-    REDIS_URL: env.redisUrl,
-    REDIS_KEY_PREFIX: env.redisKeyPrefix,
-    JWT_SECRET: 'bench-secret-0123456789abcdef0123456789',
-    // Throughput is measured, not abuse: no per-user rate limit.
-    RATE_LIMIT_CHANGES: '1000000',
-  };
+  const serverEnv = tallyEnv(env);
   const machine = await machineInfo(env.databaseUrl, env.redisUrl);
 
   const world = await seedWorld(serverEnv);
@@ -76,10 +75,17 @@ try {
   const like = await runLikeScenario({ serverEnv, world, likes });
   console.log(`[${elapsed()}] memory: Redis bytes per relation and per counted entity (no servers)`);
   const memory = await runMemoryScenario({ redisUrl: env.redisUrl, db: memoryDb(), log: console.log });
+  const liveEnv = await createBenchEnv();
+  envs.push(liveEnv);
+  console.log(
+    `[${elapsed()}] live counts: ${live.sockets} WebSocket subscribers vs ${live.pollers} HTTP pollers, ${live.likesPerS} likes/s for ${live.durationS} s per phase (database ${liveEnv.databaseName}, Redis prefix ${liveEnv.redisKeyPrefix})`,
+  );
+  const liveCounts = await runLiveScenario({ env: liveEnv, settings: live, log: console.log });
 
   const feedRatioList = feedRatios(feed.runs, feed.roundTripsByPage);
   const likeRatioList = likeRatios(like.runs);
   const memoryRatioList = memoryRatios(memory);
+  const liveRatioList = liveRatios(liveCounts);
   const ratios = [...feedRatioList, ...likeRatioList];
   const targetsOf = (list: Ratio[]) =>
     list
@@ -97,6 +103,7 @@ try {
     formatTable([...feedRows(feed.runs), ...likeRows(like.runs, like.likes)], ratios),
     memoryTable(memory),
     ...(runtimes.length > 0 ? [formatTable(runtimeRows(runtimes), runtimeRatioList)] : []),
+    liveTable(liveCounts),
   ].join('\n\n');
   console.log(`\n${table}\n`);
 
@@ -131,13 +138,21 @@ try {
     memory,
     memoryTargets: targetsOf(memoryRatioList),
     runtimes,
-    ratios: Object.fromEntries([...ratios, ...memoryRatioList, ...runtimeRatioList].map((r) => [r.label, Number(r.value.toFixed(3))])),
+    live: liveCounts,
+    liveTargets: targetsOf(liveRatioList),
+    ratios: Object.fromEntries(
+      [...ratios, ...memoryRatioList, ...runtimeRatioList, ...liveRatioList].map((r) => [r.label, Number(r.value.toFixed(3))]),
+    ),
     table,
   });
   console.log(`[${elapsed()}] results written to ${path}`);
   if (!like.runs.every((r) => r.exact) || [...feed.runs, ...like.runs, ...runtimes].some((r) => r.load.failures > 0)) process.exitCode = 1;
+  // Live counts: counts off, sockets lost or unexpected messages fail the run; an overloaded API's failed likes are measured.
+  if (liveCounts.phases.some((x) => x.problems.length > 0 || !x.exact)) process.exitCode = 1;
 } finally {
-  const left = (await cleanup()) as { databasesLeft: number; keysLeft: number };
-  console.log(`[${elapsed()}] cleaned up: ${left.databasesLeft} database(s), ${left.keysLeft} key(s) left under ${env.redisKeyPrefix}`);
+  const left = await cleanup();
+  console.log(
+    `[${elapsed()}] cleaned up: ${left.databasesLeft} database(s), ${left.keysLeft} key(s) left under ${envs.map((e) => e.redisKeyPrefix).join(' and ')}`,
+  );
   if (left.databasesLeft + left.keysLeft > 0) process.exitCode = 1;
 }

@@ -40,3 +40,19 @@ export async function createBenchEnv(): Promise<BenchEnv> {
     },
   };
 }
+
+/** How every server under test runs on `env`: production mode, its database and prefix, no per-user rate limit. */
+export function tallyEnv(env: BenchEnv): Record<string, string> {
+  return {
+    NODE_ENV: 'production',
+    LOG_LEVEL: 'warn',
+    HOST: '127.0.0.1',
+    PORT: '0',
+    DATABASE_URL: env.databaseUrl,
+    REDIS_URL: env.redisUrl,
+    REDIS_KEY_PREFIX: env.redisKeyPrefix,
+    JWT_SECRET: 'bench-secret-0123456789abcdef0123456789',
+    // Throughput is measured, not abuse: no per-user rate limit.
+    RATE_LIMIT_CHANGES: '1000000',
+  };
+}

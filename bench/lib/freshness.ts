@@ -87,7 +87,7 @@ export function startCountPoller(read: () => Promise<number>, intervalMs = POLL_
 }
 
 /** Nearest-rank percentile of sorted values. */
-const percentile = (sorted: readonly number[], p: number) =>
+export const percentile = (sorted: readonly number[], p: number) =>
   sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!;
 
 const round = (x: number) => (Number.isFinite(x) ? Number(x.toFixed(1)) : null);
@@ -108,23 +108,37 @@ export interface Freshness {
 }
 
 /**
+ * How long after each acknowledgement a reader saw it: the k-th of `sortedAcks` (ascending)
+ * is seen by the first observation (in arrival order) whose count minus `baseCount` is >= k,
+ * its lag that observation's `at` minus the acknowledgement, floored at 0; Infinity if none
+ * did. Observations may be polls or pushes; `at` and the acknowledgements on one clock.
+ */
+export function inclusionLags(
+  sortedAcks: readonly number[],
+  observations: readonly { at: number; count: number }[],
+  baseCount: number,
+): number[] {
+  const lags: number[] = [];
+  let p = 0;
+  let seen = -Infinity; // the highest count observed so far: "first observation whose count >= k"
+  for (let k = 1; k <= sortedAcks.length; k++) {
+    while (p < observations.length && seen < k) seen = Math.max(seen, observations[p++]!.count - baseCount);
+    if (seen < k) {
+      lags.push(Infinity);
+      continue;
+    }
+    lags.push(Math.max(0, observations[p - 1]!.at - sortedAcks[k - 1]!));
+  }
+  return lags;
+}
+
+/**
  * `acks`: performance.now() of each acknowledgement; `polls` in the order they answered;
  * `baseCount`: the count before the run.
  */
 export function measureFreshness(acks: readonly number[], polls: readonly Poll[], baseCount: number): Freshness {
   const sortedAcks = [...acks].sort((a, b) => a - b);
-  const lags: number[] = [];
-  let p = 0;
-  let seen = -Infinity; // the highest count answered so far: "first poll whose count >= k"
-  for (let k = 1; k <= sortedAcks.length; k++) {
-    while (p < polls.length && seen < k) seen = Math.max(seen, polls[p++]!.count - baseCount);
-    if (seen < k) {
-      lags.push(Infinity);
-      continue;
-    }
-    lags.push(Math.max(0, polls[p - 1]!.at - sortedAcks[k - 1]!));
-  }
-  lags.sort((a, b) => a - b);
+  const lags = inclusionLags(sortedAcks, polls, baseCount).sort((a, b) => a - b);
   const latencies = polls.map((q) => q.at - q.sentAt).sort((a, b) => a - b);
   const span = polls.length > 1 ? (polls.at(-1)!.sentAt - polls[0]!.sentAt) / (polls.length - 1) : NaN;
   return {

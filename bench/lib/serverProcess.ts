@@ -3,7 +3,7 @@
 //   node [flags] .bench-build/bench/lib/serverProcess.js <kind>   (a ServerKind below; or the
 //   .ts file through tsx)
 // with its settings in the environment. Talks to the parent over IPC: it sends
-// { type: 'ready', url } and answers { id, cmd: 'redisStats' | 'flush' | 'stop' }.
+// { type: 'ready', url } and answers { id, cmd: 'redisStats' | 'flush' | 'memory' | 'stop' }.
 import { createApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
 import { startNaiveFeedServer } from '../baselines/naiveFeed.js';
@@ -70,6 +70,12 @@ process.on('message', async (message: { id: number; cmd: string }) => {
         return reply(server.redisStats?.() ?? null);
       case 'flush':
         return reply((await server.flush?.()) ?? null);
+      case 'memory': {
+        // After a full collection when Node runs with --expose-gc: what is live, not garbage.
+        const gc = (globalThis as { gc?: () => void }).gc;
+        gc?.();
+        return reply({ ...process.memoryUsage(), collected: gc !== undefined });
+      }
       case 'stop':
         reply(true);
         return void stop();

@@ -4,6 +4,7 @@ import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { projectPath } from '../../src/paths.js';
+import { withOpenFiles } from './procStats.js';
 import type { RedisStats } from './redisStats.js';
 import type { ServerKind } from './serverProcess.js';
 
@@ -20,6 +21,8 @@ export interface ServerHandle {
   settle(): Promise<void>;
   /** Tally only: fold every partition now instead of waiting for the next 1 s flush. */
   flush(): Promise<number>;
+  /** process.memoryUsage() of the server, after a full collection if it runs with --expose-gc (`collected`). */
+  memory(): Promise<NodeJS.MemoryUsage & { collected: boolean }>;
   stop(): Promise<void>;
 }
 
@@ -45,12 +48,24 @@ function nodeFlags(kind: ServerKind): string[] {
   return process.env.BENCH_NODE_FLAGS !== undefined ? process.env.BENCH_NODE_FLAGS.split(' ').filter(Boolean) : TALLY_NODE_FLAGS;
 }
 
-/** `node`: the Node binary to run it on (the runtime comparison starts Tally on several). */
-export async function startServer(kind: ServerKind, env: Record<string, string>, node = process.execPath): Promise<ServerHandle> {
+/**
+ * `node`: the Node binary to run it on (the runtime comparison starts Tally on several).
+ * `openFiles`: the open-files limit it needs (the live scenario's thousands of sockets).
+ * `extraFlags`: Node flags added to its usual ones (the live scenario's --expose-gc, to
+ * measure live memory).
+ */
+export async function startServer(
+  kind: ServerKind,
+  env: Record<string, string>,
+  node = process.execPath,
+  openFiles = 0,
+  extraFlags: readonly string[] = [],
+): Promise<ServerHandle> {
   // BENCH_CPU_PROFILE_DIR: each server writes V8 CPU profiles (one per thread) under <dir>/<kind>/ when it exits.
   const profileDir = process.env.BENCH_CPU_PROFILE_DIR;
   const profile = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}/${kind}`] : [];
-  const child = spawn(node, [...profile, ...nodeFlags(kind), ...entry, kind], {
+  const [command, args] = withOpenFiles(node, [...profile, ...nodeFlags(kind), ...extraFlags, ...entry, kind], openFiles);
+  const child = spawn(command, args, {
     cwd: projectPath(),
     env: { ...process.env, ...env },
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
@@ -107,6 +122,7 @@ export async function startServer(kind: ServerKind, env: Record<string, string>,
       }
     },
     flush: () => call<number>('flush'),
+    memory: () => call('memory'),
     async stop() {
       if (child.exitCode !== null || child.signalCode !== null) return;
       child.send({ id: 0, cmd: 'stop' });
