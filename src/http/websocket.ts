@@ -220,6 +220,8 @@ export function attachWebSocket(server: Server, deps: WebSocketDeps) {
   const onUpgrade = (request: IncomingMessage, socket: Duplex, head: Buffer) => {
     const path = (request.url ?? '/').split('?')[0];
     if (path !== '/graphql' || draining) {
+      // A client that resets meanwhile must not crash the process (an unhandled 'error').
+      socket.on('error', () => socket.destroy());
       socket.end(`HTTP/1.1 ${draining ? '503 Service Unavailable' : '404 Not Found'}\r\nconnection: close\r\n\r\n`);
       return;
     }

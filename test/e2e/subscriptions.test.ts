@@ -1,6 +1,7 @@
 // Live counts over real sockets (graphql-ws client), against a whole Tally process: pushes
 // carry exact absolute values at most once per flush pass, limits close or refuse with their
 // documented codes, and the other sockets keep receiving.
+import { connect } from 'node:net';
 import { SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
@@ -123,6 +124,21 @@ describe('live counts', () => {
     expect(value('tally_live_pushes_total')).toBeGreaterThanOrEqual(1);
     expect(value('tally_live_fan_out_lag_seconds_count')).toBeGreaterThanOrEqual(1);
     expect(value('tally_live_fan_out_lag_seconds_sum') / value('tally_live_fan_out_lag_seconds_count')).toBeLessThan(1);
+  });
+
+  it('survives upgrades to another path that reset at once, and keeps serving', async () => {
+    const { port } = new URL(t.url);
+    for (let i = 0; i < 50; i++) {
+      const socket = connect(Number(port), '127.0.0.1');
+      socket.on('error', () => {});
+      await new Promise((resolve) => socket.once('connect', resolve));
+      socket.write(
+        'GET /nope HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n',
+      );
+      socket.resetAndDestroy();
+    }
+    await new Promise((r) => setTimeout(r, 200));
+    expect((await fetch(`${t.url}/healthz`)).status).toBe(200);
   });
 
   it('closes a socket that sends no connection_init in time with 4408', async () => {
