@@ -18,7 +18,6 @@ import {
   validate,
 } from 'graphql';
 import type { Context } from 'graphql-ws';
-import { useServer } from 'graphql-ws/use/ws';
 import type { Logger } from 'pino';
 import { type WebSocket, WebSocketServer } from 'ws';
 import type { Viewer } from '../auth/jwt.js';
@@ -26,10 +25,12 @@ import type { Config } from '../config.js';
 import { badInput, ErrorCode, formatError } from '../errors.js';
 import { type LiveWatch, socketContext, viewerOf } from '../graphql/context.js';
 import type { Services } from '../graphql/services.js';
+import { createSharedSubscribe } from '../graphql/sharedSubscribe.js';
 import { clientAddress } from '../limits/clientAddress.js';
 import type { LiveCounts } from '../live/liveCounts.js';
 import type { Metrics } from '../metrics.js';
 import { createRequestScope, type RequestScope, requestIdFrom } from '../requestScope.js';
+import { serveGraphqlWs } from './graphqlWsTransport.js';
 
 export const CLOSE = {
   goingAway: 1001,
@@ -143,9 +144,10 @@ export function attachWebSocket(server: Server, deps: WebSocketDeps) {
     }
   });
 
-  useServer<Record<string, unknown>, Extra>(
+  const transport = serveGraphqlWs<Extra>(
     {
       schema: deps.schema,
+      subscribe: createSharedSubscribe(),
       connectionInitWaitTimeout: settings.initTimeoutMs,
       onConnect: async (ctx) => {
         const { socket, request } = ctx.extra;
@@ -214,7 +216,7 @@ export function attachWebSocket(server: Server, deps: WebSocketDeps) {
       },
     },
     wss,
-    settings.pingIntervalMs,
+    { keepAliveMs: settings.pingIntervalMs, logger },
   );
 
   const onUpgrade = (request: IncomingMessage, socket: Duplex, head: Buffer) => {
@@ -228,7 +230,7 @@ export function attachWebSocket(server: Server, deps: WebSocketDeps) {
     wss.handleUpgrade(request, socket, head, (ws) => {
       metrics.liveSockets.inc();
       ws.once('close', () => metrics.liveSockets.dec());
-      wss.emit('connection', ws, request);
+      transport.open(ws, socket, { socket: ws, request });
     });
   };
   server.on('upgrade', onUpgrade);

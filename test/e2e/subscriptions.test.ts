@@ -203,6 +203,38 @@ describe('live counts', () => {
     expect(pushed.id).toBe('51');
   });
 
+  it("pushes each viewer's own state beside the counts every socket shares", async () => {
+    // Ten posts, half liked by the viewer: an anonymous socket's pushes share one execution
+    // per post; the viewer's, which selects myState, get their own.
+    const posts = await t.createPosts(10);
+    const liker = 81;
+    const anonymous = live();
+    const own = live({ token: await t.token(liker) });
+    const watch = (socket: LiveClient, state: boolean) =>
+      [posts.slice(0, 5), posts.slice(5)].map((ids) =>
+        socket.subscribe(
+          `subscription($ids: [ID!]!) { postCountsChanged(postIds: $ids) { id counts { likes } ${state ? 'myState { liked }' : ''} } }`,
+          {
+            ids,
+          },
+        ),
+      );
+    const watching = [...watch(anonymous, false), ...watch(own, true)];
+    await new Promise((r) => setTimeout(r, 200));
+    await Promise.all(posts.map((id, i) => like(i % 2 === 0 ? liker : 90 + i, id)));
+    const pushed = () => watching.flatMap((w) => w.received.map((r) => r.data?.postCountsChanged));
+    await waitFor(
+      async () => pushed().filter((p) => p?.counts.likes === 1).length,
+      (n) => n === 20,
+      { what: 'a push of every post on both sockets' },
+    );
+    for (const [i, id] of posts.entries()) {
+      const mine = pushed().find((p) => p.id === id && p.myState);
+      expect(mine).toEqual({ id, counts: { likes: 1 }, myState: { liked: i % 2 === 0 } });
+      expect(pushed().find((p) => p.id === id && !p.myState)).toEqual({ id, counts: { likes: 1 } });
+    }
+  });
+
   it('closes a socket that stops reading with 1013; the others keep receiving', async () => {
     // Pushes of about 1 MB each (the post body 100 times): a socket that does not read fills
     // its kernel buffers within a few, and its pushes then wait past WS_STALL_MS.
