@@ -2,7 +2,8 @@
 // and what each flush pass's message becomes for them. A message is resolved once per
 // entity (its counts from the pushed values, its row from the post cache or one users
 // query) and the same object goes to every subscription watching it: a push costs the
-// replica one resolution per entity, not one per socket.
+// replica one resolution per entity, not one per socket. Pushes reach the subscriptions
+// through the fan-out (fanOut.ts): a bounded number per event-loop turn.
 import type { PostCounts } from '../counters/postCounters.js';
 import type { UserCounts } from '../counters/userCounters.js';
 import type { PostCache } from '../db/postCache.js';
@@ -13,6 +14,7 @@ import { entityName, POST } from '../domain/entities.js';
 import type { Logger } from '../log.js';
 import type { Keys } from '../redis/keys.js';
 import type { CountsFeed, CountsMessage } from './countsFeed.js';
+import { createFanOut } from './fanOut.js';
 import { LiveStream } from './liveStream.js';
 
 /** A post as pushed: the row, with the counts the flush pass published. */
@@ -53,6 +55,7 @@ export function createLiveCounts(deps: {
 }) {
   const { feed, keys, hooks = {} } = deps;
   const allStreams = new Set<LiveStream<unknown>>();
+  const fanOut = createFanOut({ onDropped: hooks.onDropped });
   const stallTimer = setInterval(() => {
     const now = Date.now();
     for (const stream of allStreams) stream.checkStall(now);
@@ -84,7 +87,7 @@ export function createLiveCounts(deps: {
           const entry = watched.get(value.id);
           if (!entry || message.asOf < entry.asOf) continue;
           entry.asOf = message.asOf;
-          for (const stream of entry.streams) stream.offer(value.id, value);
+          for (const stream of entry.streams) fanOut.push(stream, value.id, value);
         }
       } catch (error) {
         deps.logger.error({ err: error, channel }, 'live counts: a push could not be resolved');

@@ -1,0 +1,50 @@
+import { setImmediate as nextTurn } from 'node:timers/promises';
+import { describe, expect, it } from 'vitest';
+import { createFanOut } from '../../src/live/fanOut.js';
+import { LiveStream } from '../../src/live/liveStream.js';
+
+/** A subscription as graphql-ws reads it: every push it takes, in order. */
+function reader() {
+  const taken: [number, string][] = [];
+  const stream = new LiveStream<string>({ stallMs: 60_000, onStall: () => {}, onEnd: () => {} });
+  void (async () => {
+    for await (const value of stream) taken.push([Number(value.split(':')[0]), value]);
+  })();
+  return { stream, taken };
+}
+
+describe('createFanOut', () => {
+  it('hands out at most its share per event-loop turn, a subscription’s pushes together', async () => {
+    const fanOut = createFanOut({ perTurn: 10 });
+    const readers = Array.from({ length: 6 }, reader);
+    for (const [n, { stream }] of readers.entries()) {
+      for (let id = 0; id < 4; id++) fanOut.push(stream, id, `${id}:s${n}`);
+    }
+    expect(fanOut.pending()).toBe(24);
+    const perTurn: number[] = [];
+    while (fanOut.pending() > 0) {
+      const before = fanOut.pending();
+      await nextTurn();
+      perTurn.push(before - fanOut.pending());
+    }
+    await nextTurn();
+    // 10 per turn, rounded up to whole subscriptions (4 pushes each).
+    expect(perTurn).toEqual([12, 12]);
+    for (const [n, { taken }] of readers.entries()) {
+      expect(taken.map(([, v]) => v)).toEqual([0, 1, 2, 3].map((id) => `${id}:s${n}`));
+    }
+  });
+
+  it('keeps the newest push per entity while one waits for its turn', async () => {
+    let dropped = 0;
+    const fanOut = createFanOut({ onDropped: () => (dropped += 1) });
+    const { stream, taken } = reader();
+    fanOut.push(stream, 1, '1:old');
+    fanOut.push(stream, 2, '2:only');
+    fanOut.push(stream, 1, '1:new');
+    await nextTurn();
+    await nextTurn();
+    expect(taken.map(([, v]) => v)).toEqual(['1:new', '2:only']);
+    expect(dropped).toBe(1);
+  });
+});
