@@ -6,7 +6,8 @@
 // Env: BENCH_DURATION_S (timed run per feed case, default 6), BENCH_LIKES (distinct users
 // liking the one hot post, per server, default 20000), TEST_DATABASE_URL / TEST_REDIS_URL (admin database and Redis, as for tests),
 // BENCH_NODE_BINARIES (the Node binaries Tally's feed is compared on, default Node 20 and 24; see bench/lib/nodeBinaries.ts),
-// BENCH_LIVE_* (the live counts scenario, bench/scenarios/live.ts, on a database and key prefix of its own).
+// BENCH_LIVE_* (the live counts scenario, bench/scenarios/live.ts, on a database and key prefix of its own),
+// BENCH_ERASURE_* (the account erasure scenario, bench/scenarios/erasure.ts, likewise, last).
 import os from 'node:os';
 import { projectPath } from '../src/paths.js';
 import { type BenchEnv, createBenchEnv, tallyEnv } from './lib/env.js';
@@ -14,6 +15,8 @@ import { machineInfo } from './lib/machine.js';
 import { nodeBinaries } from './lib/nodeBinaries.js';
 import { formatTable, meetsTarget, type Ratio, writeResults } from './lib/report.js';
 import { FEED_POSTS, LIKE_TARGET_POSTS, seedWorld, USERS } from './lib/seed.js';
+import { erasureSettings, runErasureScenario } from './scenarios/erasure.js';
+import { erasureCorrect, erasureTable, erasureTargets } from './scenarios/erasureReport.js';
 import { FEED_CONNECTIONS, FEED_ROUNDS, FEED_SERVERS, PAGES, runFeedScenario } from './scenarios/feed.js';
 import { feedRatios, feedRows } from './scenarios/feedReport.js';
 import { runLikeScenario } from './scenarios/likes.js';
@@ -29,6 +32,7 @@ const warmupS = Math.min(2, durationS);
 const likes = Number(process.env.BENCH_LIKES ?? 20_000);
 if (!(durationS > 0) || !(likes > 0)) throw new Error('BENCH_DURATION_S and BENCH_LIKES must be positive numbers');
 const live = liveSettings();
+const erasureOptions = erasureSettings();
 
 // Found (or installed) before anything is created: a missing one costs seconds, not a run.
 const binaries = nodeBinaries();
@@ -81,6 +85,12 @@ try {
     `[${elapsed()}] live counts: ${live.sockets} WebSocket subscribers vs ${live.pollers} HTTP pollers, ${live.likesPerS} likes/s for ${live.durationS} s per phase (database ${liveEnv.databaseName}, Redis prefix ${liveEnv.redisKeyPrefix})`,
   );
   const liveCounts = await runLiveScenario({ env: liveEnv, settings: live, log: console.log });
+  const erasureEnv = await createBenchEnv();
+  envs.push(erasureEnv);
+  console.log(
+    `[${elapsed()}] account erasure: a victim with ${erasureOptions.likes} likes, erased under ${erasureOptions.feedPerS} feed pages/s + ${erasureOptions.likesPerS} likes/s (database ${erasureEnv.databaseName}, Redis prefix ${erasureEnv.redisKeyPrefix})`,
+  );
+  const erasure = await runErasureScenario({ env: erasureEnv, settings: erasureOptions, log: console.log });
 
   const feedRatioList = feedRatios(feed.runs, feed.roundTripsByPage);
   const likeRatioList = likeRatios(like.runs);
@@ -104,6 +114,7 @@ try {
     memoryTable(memory),
     ...(runtimes.length > 0 ? [formatTable(runtimeRows(runtimes), runtimeRatioList)] : []),
     liveTable(liveCounts),
+    erasureTable(erasure),
   ].join('\n\n');
   console.log(`\n${table}\n`);
 
@@ -140,6 +151,8 @@ try {
     runtimes,
     live: liveCounts,
     liveTargets: targetsOf(liveRatioList),
+    erasure,
+    erasureTargets: erasureTargets(erasure),
     ratios: Object.fromEntries(
       [...ratios, ...memoryRatioList, ...runtimeRatioList, ...liveRatioList].map((r) => [r.label, Number(r.value.toFixed(3))]),
     ),
@@ -149,6 +162,8 @@ try {
   if (!like.runs.every((r) => r.exact) || [...feed.runs, ...like.runs, ...runtimes].some((r) => r.load.failures > 0)) process.exitCode = 1;
   // Live counts: counts off, sockets lost or unexpected messages fail the run; an overloaded API's failed likes are measured.
   if (liveCounts.phases.some((x) => x.problems.length > 0 || !x.exact)) process.exitCode = 1;
+  // Account erasure: a count off or something of the victim left fails the run; a slowdown is measured.
+  if (!erasureCorrect(erasure)) process.exitCode = 1;
 } finally {
   const left = await cleanup();
   console.log(

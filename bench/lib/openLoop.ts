@@ -1,0 +1,118 @@
+// Open-loop load: GraphQL requests sent at a fixed rate, each at its time whatever the
+// answers before it did (a slow answer takes another connection instead of holding the next
+// request back), so a slowed server sees the offered rate and its slowness shows in the
+// latencies, not in fewer requests. Every request is recorded: when it was sent, how long its
+// answer took, whether it was right.
+import http from 'node:http';
+
+/** One request: body, bearer token, and how to tell a right answer. */
+export interface OpenLoopRequest {
+  body: string;
+  token: string;
+}
+
+export interface RequestRecord {
+  /** Date.now() when the request was sent. */
+  sentAt: number;
+  /** Sent → answer received, ms; NaN when it failed. */
+  latencyMs: number;
+  ok: boolean;
+}
+
+export interface OpenLoopStream {
+  /** Stops sending; resolves with every request's record once the answers are in (or abandoned after `answerWaitMs`). */
+  stop(answerWaitMs?: number): Promise<{ records: RequestRecord[]; failures: string[]; unanswered: number }>;
+}
+
+/**
+ * Sends `next(i)` for i = 0, 1, … at `perSecond` to `${url}/graphql` until stopped. `isOk`
+ * judges a 200 answer's body (anything else is a failure).
+ */
+export function startOpenLoop(options: {
+  url: string;
+  perSecond: number;
+  next: (i: number) => OpenLoopRequest;
+  isOk: (body: string) => boolean;
+  /** Most connections at once (requests beyond wait for one, and their wait counts as latency). */
+  maxSockets?: number;
+}): OpenLoopStream {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: options.maxSockets ?? 512 });
+  const records: RequestRecord[] = [];
+  const failures: string[] = [];
+  const answers: Promise<void>[] = [];
+  const waiting = new Set<http.ClientRequest>();
+  const started = Date.now();
+  let sent = 0;
+  let stopped = false;
+
+  const fire = (request: OpenLoopRequest) =>
+    new Promise<void>((resolve) => {
+      const record: RequestRecord = { sentAt: Date.now(), latencyMs: Number.NaN, ok: false };
+      const t0 = performance.now();
+      records.push(record);
+      let settled = false;
+      const settle = (why: string | null) => {
+        if (settled) return;
+        settled = true;
+        waiting.delete(req);
+        if (why === null) {
+          record.ok = true;
+          record.latencyMs = performance.now() - t0;
+        } else if (failures.length < 1000) failures.push(why.slice(0, 300));
+        resolve();
+      };
+      const req = http.request(
+        `${options.url}/graphql`,
+        {
+          method: 'POST',
+          agent,
+          headers: {
+            'content-type': 'application/json',
+            'content-length': Buffer.byteLength(request.body),
+            authorization: `Bearer ${request.token}`,
+          },
+        },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('end', () => {
+            const text = Buffer.concat(chunks).toString('utf8');
+            settle(res.statusCode === 200 && options.isOk(text) ? null : `HTTP ${res.statusCode}: ${text}`);
+          });
+          res.on('error', (error) => settle(error.message));
+        },
+      );
+      req.on('error', (error) => settle(error.message));
+      req.on('close', () => settle('connection closed before the answer'));
+      waiting.add(req);
+      req.end(request.body);
+    });
+
+  // Due requests are computed from the clock, so a late timer sends the ones it owes at once.
+  const tick = () => {
+    if (stopped) return;
+    const due = Math.floor(((Date.now() - started) * options.perSecond) / 1000) + 1;
+    while (sent < due) answers.push(fire(options.next(sent++)));
+    setTimeout(tick, 2);
+  };
+  tick();
+
+  return {
+    async stop(answerWaitMs = 30_000) {
+      stopped = true;
+      let timer: NodeJS.Timeout | undefined;
+      const late = await Promise.race([
+        Promise.all(answers).then(() => false),
+        new Promise<boolean>((resolve) => {
+          timer = setTimeout(() => resolve(true), answerWaitMs);
+        }),
+      ]);
+      clearTimeout(timer);
+      const unanswered = late ? waiting.size : 0;
+      for (const req of [...waiting]) req.destroy(new Error(`no answer ${answerWaitMs / 1000} s after the load stopped`));
+      await Promise.all(answers);
+      agent.destroy();
+      return { records, failures, unanswered };
+    },
+  };
+}
