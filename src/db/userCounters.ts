@@ -59,17 +59,23 @@ export async function addUserCounts(sql: Sql, deltas: Map<number, UserCounterVal
 
 /** The counts as the base tables say now (what the stored counters must equal). */
 async function fromBaseTables(sql: Sql, userIds: readonly number[]): Promise<Map<number, UserCounterValues>> {
+  // Likes and favs received are counted post by post through the facts' entity index: a
+  // join of all the author's posts with relation_facts made PostgreSQL scan the whole facts
+  // table once per author (150 ms and more per user at a million facts).
   const rows = await sql.$queryRaw<Omit<RawRow, 'version'>[]>`
     SELECT u.id AS user_id,
       (SELECT count(*) FROM relation_facts f WHERE f.user_id = u.id AND f.kind = ${FOLLOW.name} AND f.active)::int AS followings,
       (SELECT count(*) FROM relation_facts f
          WHERE f.entity_type = ${USER} AND f.entity_id = u.id AND f.kind = ${FOLLOW.name} AND f.active)::int AS followers,
       (SELECT count(*) FROM posts p WHERE p.author_id = u.id AND p.deleted_at IS NULL)::int AS posts,
-      (SELECT count(*) FROM relation_facts f JOIN posts p ON p.id = f.entity_id
-         WHERE f.entity_type = ${POST} AND p.author_id = u.id AND f.kind = ${LIKE.name} AND f.active)::int AS likes_received,
-      (SELECT count(*) FROM relation_facts f JOIN posts p ON p.id = f.entity_id
-         WHERE f.entity_type = ${POST} AND p.author_id = u.id AND f.kind = ${FAV.name} AND f.active)::int AS favs_received
-    FROM unnest(${userIds.map(String)}::bigint[]) AS u(id)`;
+      received.likes_received, received.favs_received
+    FROM unnest(${userIds.map(String)}::bigint[]) AS u(id)
+    CROSS JOIN LATERAL (
+      SELECT coalesce(sum(per_post.likes), 0)::int AS likes_received, coalesce(sum(per_post.favs), 0)::int AS favs_received
+      FROM posts p CROSS JOIN LATERAL (
+        SELECT count(*) FILTER (WHERE f.kind = ${LIKE.name}) AS likes, count(*) FILTER (WHERE f.kind = ${FAV.name}) AS favs
+        FROM relation_facts f WHERE f.entity_type = ${POST} AND f.entity_id = p.id AND f.active) per_post
+      WHERE p.author_id = u.id) received`;
   return new Map(
     rows.map((r) => [
       Number(r.user_id),
@@ -77,6 +83,11 @@ async function fromBaseTables(sql: Sql, userIds: readonly number[]): Promise<Map
     ]),
   );
 }
+
+/** Users one snapshot transaction compares: each transaction stays short whoever they are. */
+const SNAPSHOT_USERS = 50;
+/** A snapshot of SNAPSHOT_USERS prolific authors counts millions of facts; Prisma's default is 5 s. */
+const SNAPSHOT_TIMEOUT_MS = 60_000;
 
 export function createUserCounterStore(db: Db) {
   return {
@@ -94,15 +105,23 @@ export function createUserCounterStore(db: Db) {
      * that change them change both at once, so any difference here is real drift.
      */
     async snapshot(userIds: readonly number[]): Promise<{ stored: UserCountRow[]; actual: Map<number, UserCounterValues> }> {
-      return db.$transaction(
-        async (tx) => {
-          const stored = await tx.$queryRaw<RawRow[]>`
-            SELECT user_id, followings, followers, posts, likes_received, favs_received, version
-            FROM user_counters WHERE user_id = ANY(${userIds.map(String)}::bigint[])`;
-          return { stored: stored.map(toRow), actual: await fromBaseTables(tx, userIds) };
-        },
-        { isolationLevel: 'RepeatableRead' },
-      );
+      const stored: UserCountRow[] = [];
+      const actual = new Map<number, UserCounterValues>();
+      // One snapshot per slice of users: a user's row and counts are compared within one.
+      for (let i = 0; i < userIds.length; i += SNAPSHOT_USERS) {
+        const slice = userIds.slice(i, i + SNAPSHOT_USERS);
+        await db.$transaction(
+          async (tx) => {
+            const rows = await tx.$queryRaw<RawRow[]>`
+              SELECT user_id, followings, followers, posts, likes_received, favs_received, version
+              FROM user_counters WHERE user_id = ANY(${slice.map(String)}::bigint[])`;
+            stored.push(...rows.map(toRow));
+            for (const [id, values] of await fromBaseTables(tx, slice)) actual.set(id, values);
+          },
+          { isolationLevel: 'RepeatableRead', timeout: SNAPSHOT_TIMEOUT_MS },
+        );
+      }
+      return { stored, actual };
     },
 
     /** Up to `n` user ids picked at random (the next id after random points: index lookups only). */
