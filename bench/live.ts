@@ -3,25 +3,15 @@
 // full `npm run bench` puts the same under "live" in latest.json), and removes what it created.
 import os from 'node:os';
 import { projectPath } from '../src/paths.js';
-import { createBenchEnv } from './lib/env.js';
 import { machineInfo } from './lib/machine.js';
 import { meetsTarget, writeResults } from './lib/report.js';
+import { runStandalone } from './lib/standalone.js';
 import { liveSettings, runLiveScenario } from './scenarios/live.js';
 import { liveRatios, liveTable } from './scenarios/liveReport.js';
 
 const settings = liveSettings();
-const started = Date.now();
-const elapsed = () => `${((Date.now() - started) / 1000).toFixed(0)} s`;
-const env = await createBenchEnv();
-let cleaned: ReturnType<typeof env.cleanup> | null = null;
-const cleanup = () => (cleaned ??= env.cleanup());
-// Interrupted: the children exit on their own when their IPC channel closes; drop the data here.
-for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-  process.once(signal, () => void cleanup().finally(() => process.exit(130)));
-}
 
-try {
-  console.log(`bench:live: database ${env.databaseName}, Redis prefix ${env.redisKeyPrefix}`);
+await runStandalone('bench:live', async (env, elapsed) => {
   const machine = await machineInfo(env.databaseUrl, env.redisUrl);
   console.log(
     `[${elapsed()}] live counts: ${settings.sockets} sockets vs ${settings.pollers} pollers, ${settings.likesPerS} likes/s for ${settings.durationS} s per phase, ${settings.clientProcesses} client processes + 1 for the ${settings.sampledSockets} timed sockets`,
@@ -45,9 +35,5 @@ try {
     table,
   });
   console.log(`[${elapsed()}] results written to ${path}`);
-  if (live.phases.some((x) => x.problems.length > 0 || !x.exact)) process.exitCode = 1;
-} finally {
-  const left = await cleanup();
-  console.log(`[${elapsed()}] cleaned up: ${left.databasesLeft} database(s), ${left.keysLeft} key(s) left under ${env.redisKeyPrefix}`);
-  if (left.databasesLeft + left.keysLeft > 0) process.exitCode = 1;
-}
+  return !live.phases.some((x) => x.problems.length > 0 || !x.exact);
+});

@@ -45,48 +45,16 @@ export function startOpenLoop(options: {
   let sent = 0;
   let stopped = false;
 
-  const fire = (request: OpenLoopRequest) =>
-    new Promise<void>((resolve) => {
-      const record: RequestRecord = { sentAt: Date.now(), latencyMs: Number.NaN, ok: false };
-      const t0 = performance.now();
-      records.push(record);
-      let settled = false;
-      const settle = (why: string | null) => {
-        if (settled) return;
-        settled = true;
-        waiting.delete(req);
-        if (why === null) {
-          record.ok = true;
-          record.latencyMs = performance.now() - t0;
-        } else if (failures.length < 1000) failures.push(why.slice(0, 300));
-        resolve();
-      };
-      const req = http.request(
-        `${options.url}/graphql`,
-        {
-          method: 'POST',
-          agent,
-          headers: {
-            'content-type': 'application/json',
-            'content-length': Buffer.byteLength(request.body),
-            authorization: `Bearer ${request.token}`,
-          },
-        },
-        (res) => {
-          const chunks: Buffer[] = [];
-          res.on('data', (c: Buffer) => chunks.push(c));
-          res.on('end', () => {
-            const text = Buffer.concat(chunks).toString('utf8');
-            settle(res.statusCode === 200 && options.isOk(text) ? null : `HTTP ${res.statusCode}: ${text}`);
-          });
-          res.on('error', (error) => settle(error.message));
-        },
-      );
-      req.on('error', (error) => settle(error.message));
-      req.on('close', () => settle('connection closed before the answer'));
-      waiting.add(req);
-      req.end(request.body);
-    });
+  const fire = async (request: OpenLoopRequest) => {
+    const record: RequestRecord = { sentAt: Date.now(), latencyMs: Number.NaN, ok: false };
+    const t0 = performance.now();
+    records.push(record);
+    const why = await postGraphql({ url: options.url, agent, waiting, ...request, isOk: options.isOk });
+    if (why === null) {
+      record.ok = true;
+      record.latencyMs = performance.now() - t0;
+    } else if (failures.length < 1000) failures.push(why.slice(0, 300));
+  };
 
   // Due requests are computed from the clock, so a late timer sends the ones it owes at once.
   const tick = () => {
@@ -115,4 +83,53 @@ export function startOpenLoop(options: {
       return { records, failures, unanswered };
     },
   };
+}
+
+/**
+ * POSTs one GraphQL request to `${url}/graphql`; resolves with null when the answer is a 200
+ * that `isOk` accepts, else with why not. The request is in `waiting` until it settles, so a
+ * caller can abandon the ones still open.
+ */
+export function postGraphql(options: {
+  url: string;
+  agent: http.Agent;
+  waiting: Set<http.ClientRequest>;
+  body: string;
+  token: string;
+  isOk: (body: string) => boolean;
+}): Promise<string | null> {
+  return new Promise((resolve) => {
+    let settled = false;
+    const settle = (why: string | null) => {
+      if (settled) return;
+      settled = true;
+      options.waiting.delete(req);
+      resolve(why);
+    };
+    const req = http.request(
+      `${options.url}/graphql`,
+      {
+        method: 'POST',
+        agent: options.agent,
+        headers: {
+          'content-type': 'application/json',
+          'content-length': Buffer.byteLength(options.body),
+          authorization: `Bearer ${options.token}`,
+        },
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          settle(res.statusCode === 200 && options.isOk(text) ? null : `HTTP ${res.statusCode}: ${text}`);
+        });
+        res.on('error', (error) => settle(error.message));
+      },
+    );
+    req.on('error', (error) => settle(error.message));
+    req.on('close', () => settle('connection closed before the answer'));
+    options.waiting.add(req);
+    req.end(options.body);
+  });
 }

@@ -30,6 +30,7 @@ import { type BenchEnv, tallyEnv } from '../lib/env.js';
 import { inclusionLags, percentile } from '../lib/freshness.js';
 import { type LiveClients, type Mark, type PollReport, type SocketSpec, startLiveClients } from '../lib/liveClients.js';
 import { gql, runLoad } from '../lib/load.js';
+import { postGraphql } from '../lib/openLoop.js';
 import { cpuSeconds, machineSeconds, mainThreadWaitSeconds, openFilesLimit, rssBytes } from '../lib/procStats.js';
 import { type ServerHandle, startServer } from '../lib/servers.js';
 
@@ -301,52 +302,27 @@ async function sendLikes(url: string, likes: Like[], rate: number) {
   /** Requests still waiting for their answer (queued in the agent or sent). */
   const waiting = new Set<http.ClientRequest>();
   const started = now();
-  const fire = (like: Like) =>
-    new Promise<void>((resolve) => {
-      const sentAt = now();
-      offered[like.post]!.push(sentAt);
-      let settled = false;
-      const settle = (why: string | null) => {
-        if (settled) return;
-        settled = true;
-        waiting.delete(req);
-        if (why === null) {
-          const at = now();
-          acks[like.post]!.push(at);
-          sends[like.post]!.push(sentAt);
-          latencies.push(at - sentAt);
-        } else {
-          failed[like.post]! += 1;
-          failures.push(why.slice(0, 300));
-        }
-        resolve();
-      };
-      const req = http.request(
-        `${url}/graphql`,
-        {
-          method: 'POST',
-          agent,
-          headers: {
-            'content-type': 'application/json',
-            'content-length': Buffer.byteLength(like.body),
-            authorization: `Bearer ${like.token}`,
-          },
-        },
-        (res) => {
-          const chunks: Buffer[] = [];
-          res.on('data', (c: Buffer) => chunks.push(c));
-          res.on('end', () => {
-            const text = Buffer.concat(chunks).toString('utf8');
-            settle(res.statusCode === 200 && text.includes('"changed":true') ? null : `HTTP ${res.statusCode}: ${text}`);
-          });
-          res.on('error', (error) => settle(error.message));
-        },
-      );
-      req.on('error', (error) => settle(error.message));
-      req.on('close', () => settle('connection closed before the answer'));
-      waiting.add(req);
-      req.end(like.body);
+  const fire = async (like: Like) => {
+    const sentAt = now();
+    offered[like.post]!.push(sentAt);
+    const why = await postGraphql({
+      url,
+      agent,
+      waiting,
+      body: like.body,
+      token: like.token,
+      isOk: (text) => text.includes('"changed":true'),
     });
+    if (why === null) {
+      const at = now();
+      acks[like.post]!.push(at);
+      sends[like.post]!.push(sentAt);
+      latencies.push(at - sentAt);
+    } else {
+      failed[like.post]! += 1;
+      failures.push(why.slice(0, 300));
+    }
+  };
   const lastSentAt = await new Promise<number>((resolve) => {
     let next = 0;
     const tick = () => {
