@@ -1,6 +1,7 @@
 // Writes relation facts to PostgreSQL from the event log (consumer group `counter-facts`):
 // the durable copy that lists ("who liked this") and recovery read. One transaction per
-// batch: the facts (a row only ever moves to a newer version, so a redelivered or reordered
+// batch, or per group of the batches that arrived while the last one committed
+// (groupCommit.ts): the facts (a row only ever moves to a newer version, so a redelivered or reordered
 // event is harmless), and the user counters the facts that really changed move (a like
 // moves its post's author's likesReceived; a follow moves both users). After the commit the
 // new counter rows go to the Redis cache, and the partition's persisted position is
@@ -17,6 +18,7 @@ import type { EventBatch, EventLog, Subscription } from '../events/types.js';
 import type { Logger } from '../log.js';
 import type { Keys } from '../redis/keys.js';
 import { createScripts, type ScriptedRedis } from '../redis/scripts.js';
+import { createGroupCommit } from './groupCommit.js';
 
 /**
  * Prisma ends an interactive transaction after 5 s by default. A batch is small and quick,
@@ -31,14 +33,26 @@ interface FactRow extends VersionedFact {
   authorId: number;
 }
 
+/** Most facts one group commit writes (writeFacts' statement grows with the square of it). */
+const GROUP_MAX_FACTS = 1000;
+
 const factKey = (f: { userId: number; entityType: string; entityId: number; kind: string }) =>
   `${f.userId}|${f.entityType}|${f.entityId}|${f.kind}`;
 
-/** The newest state per (user, entity, kind) in a batch: one row each, as one statement requires. */
-export function latestFacts(batch: EventBatch): FactRow[] {
+/** The newest of `rows` per (user, entity, kind): one row each, as one statement requires. */
+function newestPerFact(rows: Iterable<FactRow>): FactRow[] {
   const latest = new Map<string, FactRow>();
-  for (const { event } of batch.entries) {
-    const row: FactRow = {
+  for (const row of rows) {
+    const seen = latest.get(factKey(row));
+    if (!seen || seen.version < row.version) latest.set(factKey(row), row);
+  }
+  return [...latest.values()];
+}
+
+/** The newest state per (user, entity, kind) in a batch. */
+export function latestFacts(batch: EventBatch): FactRow[] {
+  return newestPerFact(
+    batch.entries.map(({ event }) => ({
       userId: event.userId,
       entityType: event.entityType,
       entityId: event.entityId,
@@ -47,11 +61,8 @@ export function latestFacts(batch: EventBatch): FactRow[] {
       version: packVersion(event.id),
       at: new Date(event.ts),
       authorId: event.authorId,
-    };
-    const seen = latest.get(factKey(row));
-    if (!seen || seen.version < row.version) latest.set(factKey(row), row);
-  }
-  return [...latest.values()];
+    })),
+  );
 }
 
 /** What the facts that changed do to users' counters (the rule is src/domain/relations.ts). */
@@ -84,14 +95,21 @@ export function createFactPersister(deps: FactPersisterDeps) {
   const { db, logger } = deps;
   const scripts = createScripts(deps.redis, deps.keys);
 
-  async function persist(batch: EventBatch): Promise<number> {
-    const rows = latestFacts(batch);
-    if (rows.length === 0) return 0;
+  // Batches of different partitions (or the same fact twice, when persist is called beside
+  // the subscription) are merged newest-first, so the statement still sees each fact once.
+  const writeGroup = createGroupCommit<FactRow>(async (batchRows) => {
+    const rows = newestPerFact(batchRows);
     const counterRows = await db.$transaction(
       async (tx) => addUserCounts(tx, userDeltas(await writeFacts(tx, rows), rows)),
       PERSIST_TRANSACTION,
     );
     await deps.userCounters.cache(counterRows, { changed: true });
+  }, GROUP_MAX_FACTS);
+
+  async function persist(batch: EventBatch): Promise<number> {
+    const rows = latestFacts(batch);
+    if (rows.length === 0) return 0;
+    await writeGroup(rows);
     await scripts.raisePosition(deps.keys.persisted(batch.partition), batch.entries.at(-1)!.event.id);
     return rows.length;
   }
