@@ -294,8 +294,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     },
     erasure: {
       batchSize: integer('ERASURE_BATCH_SIZE', 200, 1, 10_000),
-      sliceMs: integer('ERASURE_SLICE_MS', 200, 10, 60_000),
-      pauseMs: integer('ERASURE_PAUSE_MS', 100, 0, 60_000),
+      sliceMs: integer('ERASURE_SLICE_MS', 100, 10, 60_000),
+      pauseMs: integer('ERASURE_PAUSE_MS', 900, 0, 60_000),
       refreshMs: integer('ERASURE_REFRESH_MS', 5000, 100, 600_000),
     },
     websocket: {

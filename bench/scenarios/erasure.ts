@@ -231,7 +231,8 @@ export async function runErasureScenario(opts: {
 }): Promise<ErasureResults> {
   const { settings, log } = opts;
   const serverEnv = tallyEnv(opts.env);
-  const config = loadConfig(serverEnv);
+  // As the servers see it: startServer gives them this process's environment under theirs.
+  const config = loadConfig({ ...process.env, ...serverEnv });
   const keys = createKeys(config.redisKeyPrefix, config.partitions);
   const redis = new Redis(serverEnv.REDIS_URL!);
   const db = new pg.Pool({ connectionString: opts.env.databaseUrl, max: 4 });
