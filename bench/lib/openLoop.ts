@@ -36,7 +36,7 @@ export function startOpenLoop(options: {
   /** Most connections at once (requests beyond wait for one, and their wait counts as latency). */
   maxSockets?: number;
 }): OpenLoopStream {
-  const agent = new http.Agent({ keepAlive: true, maxSockets: options.maxSockets ?? 512 });
+  const agent = openLoopAgent(options.maxSockets ?? 512);
   const records: RequestRecord[] = [];
   const failures: string[] = [];
   const answers: Promise<void>[] = [];
@@ -84,6 +84,14 @@ export function startOpenLoop(options: {
     },
   };
 }
+
+/**
+ * Keep-alive connections for open-loop load. An idle connection is closed after 4 s, before
+ * Tally's HTTP_KEEP_ALIVE_TIMEOUT_MS (5 s) closes it: reusing one the server is closing at
+ * that moment fails with ECONNRESET, a race of the client's, not a failure of the server's.
+ * (The agent's timeout only closes free sockets; a request waiting for its answer is kept.)
+ */
+export const openLoopAgent = (maxSockets: number) => new http.Agent({ keepAlive: true, maxSockets, timeout: 4000 });
 
 /**
  * POSTs one GraphQL request to `${url}/graphql`; resolves with null when the answer is a 200

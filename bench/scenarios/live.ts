@@ -19,7 +19,7 @@
 // over BENCH_LIVE_CLIENT_PROCESSES processes; this process sends the likes and times their
 // acknowledgements.
 import { readFileSync } from 'node:fs';
-import http from 'node:http';
+import type http from 'node:http';
 import os from 'node:os';
 import { Redis } from 'ioredis';
 import { random, shuffled } from '../../prisma/random.js';
@@ -30,7 +30,7 @@ import { type BenchEnv, tallyEnv } from '../lib/env.js';
 import { inclusionLags, percentile } from '../lib/freshness.js';
 import { type LiveClients, type Mark, type PollReport, type SocketSpec, startLiveClients } from '../lib/liveClients.js';
 import { gql, runLoad } from '../lib/load.js';
-import { postGraphql } from '../lib/openLoop.js';
+import { openLoopAgent, postGraphql } from '../lib/openLoop.js';
 import { cpuSeconds, machineSeconds, mainThreadWaitSeconds, openFilesLimit, rssBytes } from '../lib/procStats.js';
 import { type ServerHandle, startServer } from '../lib/servers.js';
 
@@ -288,7 +288,7 @@ interface Like {
  * acknowledgement times (and when those likes were sent) and failures.
  */
 async function sendLikes(url: string, likes: Like[], rate: number) {
-  const agent = new http.Agent({ keepAlive: true, maxSockets: LIKE_CONNECTIONS });
+  const agent = openLoopAgent(LIKE_CONNECTIONS);
   const acks: number[][] = Array.from({ length: LIVE_POSTS }, () => []);
   /** When each acknowledged like was sent, per post. */
   const sends: number[][] = Array.from({ length: LIVE_POSTS }, () => []);
