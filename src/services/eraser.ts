@@ -32,6 +32,12 @@ export interface EraserDeps {
   redis: RedisClient;
   keys: Keys;
   batchSize: number;
+  /**
+   * How long after an erasure starts every API process refuses changes aimed at the user
+   * (ERASURE_REFRESH_MS, plus a second for a request already past its check). A change a
+   * process accepted before it knew is in the outbox by then, so the last settle waits for it.
+   */
+  announcedWithinMs: number;
   logger: Logger;
 }
 
@@ -137,6 +143,10 @@ export function createEraser(deps: EraserDeps) {
       switch (phase) {
         case 'settle':
         case 'settle-changes': {
+          if (phase === 'settle-changes' && Date.now() < row.requestedAt.getTime() + deps.announcedWithinMs) {
+            waiting = true;
+            break;
+          }
           progress.settleAt ??= await outboxEnds();
           if (await persistedUpTo(progress.settleAt)) {
             phaseOver = true;

@@ -5,6 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createFactStore } from '../../src/db/facts.js';
 import { createUserCounterStore } from '../../src/db/userCounters.js';
+import { LIKE as LIKE_RELATION } from '../../src/domain/relations.js';
 import { errorCodes, startTestApp, TEST_JWT_SECRET, type TestApp } from '../support/app.js';
 import { TEST_REDIS_URL } from '../support/env.js';
 import { spawnTsx } from '../support/process.js';
@@ -18,7 +19,7 @@ const OTHERS = Array.from({ length: 12 }, (_, i) => 600 + i);
 
 beforeAll(async () => {
   // Small batches: the erasure takes many of them, as a heavy user's would.
-  t = await startTestApp({ ERASURE_BATCH_SIZE: '7', ERASURE_SLICE_MS: '50', ERASURE_PAUSE_MS: '20' });
+  t = await startTestApp({ ERASURE_BATCH_SIZE: '7', ERASURE_SLICE_MS: '50', ERASURE_PAUSE_MS: '20', ERASURE_REFRESH_MS: '1500' });
 });
 afterAll(() => t.stop());
 
@@ -189,6 +190,34 @@ describe('eraseAccount', () => {
       { what: 'done', timeoutMs: 30_000 },
     );
     expect(await t.app.db.user.count({ where: { id: 700 } })).toBe(0);
+  });
+
+  it('also undoes a like that an API process accepted on their post before it heard of the erasure', async () => {
+    const [post] = await t.createPosts(1, 710);
+    await as(710, ERASE, { confirm: '710' });
+    // A process that missed the announcement learns within ERASURE_REFRESH_MS (1.5 s here);
+    // until then it still takes likes on the user's posts. Its like lands 0.7 s in, past the
+    // moment an empty erasure would otherwise be over.
+    await new Promise((r) => setTimeout(r, 700));
+    const lagging = await t.app.services.relations.setFact({
+      userId: 711,
+      entity: { type: 'post', id: Number(post) },
+      relation: LIKE_RELATION,
+      authorId: 710,
+      active: true,
+    });
+    expect(lagging.changed).toBe(true);
+    await waitFor(
+      () => t.app.services.commands.accounts.status(710),
+      (row) => row?.state === 'DONE',
+      { what: 'done', timeoutMs: 30_000 },
+    );
+    await waitForPersister(t);
+    // The like moved the author's likesReceived: had it landed after the rows were deleted,
+    // it would have written the erased user's counters row again.
+    expect(await t.app.db.userCounters.count({ where: { userId: 710 } })).toBe(0);
+    expect(await t.app.db.user.count({ where: { id: 710 } })).toBe(0);
+    expect(await t.app.db.post.count({ where: { authorId: 710 } })).toBe(0);
   });
 
   it('npm run erase: --dry-run says what would change, then erases; --status follows it to the end', async () => {
