@@ -68,17 +68,7 @@ export function startOpenLoop(options: {
   return {
     async stop(answerWaitMs = 30_000) {
       stopped = true;
-      let timer: NodeJS.Timeout | undefined;
-      const late = await Promise.race([
-        Promise.all(answers).then(() => false),
-        new Promise<boolean>((resolve) => {
-          timer = setTimeout(() => resolve(true), answerWaitMs);
-        }),
-      ]);
-      clearTimeout(timer);
-      const unanswered = late ? waiting.size : 0;
-      for (const req of [...waiting]) req.destroy(new Error(`no answer ${answerWaitMs / 1000} s after the load stopped`));
-      await Promise.all(answers);
+      const unanswered = await abandonAfter(answers, waiting, answerWaitMs, 'after the load stopped');
       agent.destroy();
       return { records, failures, unanswered };
     },
@@ -140,4 +130,28 @@ export function postGraphql(options: {
     options.waiting.add(req);
     req.end(options.body);
   });
+}
+
+/**
+ * Waits up to `waitMs` for `answers`; then every request still in `waiting` (sent, or queued
+ * for a connection) fails. Resolves, once all have settled, with how many were abandoned.
+ */
+export async function abandonAfter(
+  answers: Promise<unknown>[],
+  waiting: Set<http.ClientRequest>,
+  waitMs: number,
+  when: string,
+): Promise<number> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = await Promise.race([
+    Promise.all(answers).then(() => false),
+    new Promise<boolean>((resolve) => {
+      timer = setTimeout(() => resolve(true), waitMs);
+    }),
+  ]);
+  clearTimeout(timer);
+  const unanswered = late ? waiting.size : 0;
+  for (const req of [...waiting]) req.destroy(new Error(`no answer ${waitMs / 1000} s ${when}`));
+  await Promise.all(answers);
+  return unanswered;
 }

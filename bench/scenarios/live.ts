@@ -30,7 +30,7 @@ import { type BenchEnv, tallyEnv } from '../lib/env.js';
 import { inclusionLags, percentile } from '../lib/freshness.js';
 import { type LiveClients, type Mark, type PollReport, type SocketSpec, startLiveClients } from '../lib/liveClients.js';
 import { gql, runLoad } from '../lib/load.js';
-import { openLoopAgent, postGraphql } from '../lib/openLoop.js';
+import { abandonAfter, openLoopAgent, postGraphql } from '../lib/openLoop.js';
 import { cpuSeconds, machineSeconds, mainThreadWaitSeconds, openFilesLimit, rssBytes } from '../lib/procStats.js';
 import { type ServerHandle, startServer } from '../lib/servers.js';
 
@@ -333,18 +333,7 @@ async function sendLikes(url: string, likes: Like[], rate: number) {
     };
     tick();
   });
-  let timer: NodeJS.Timeout | undefined;
-  const late = await Promise.race([
-    Promise.all(answers).then(() => false),
-    new Promise<boolean>((resolve) => {
-      timer = setTimeout(() => resolve(true), ANSWER_WAIT_MS);
-    }),
-  ]);
-  clearTimeout(timer);
-  const unanswered = late ? waiting.size : 0;
-  // Abandoned: every request still waiting (sent, or queued for a connection) fails now.
-  for (const req of [...waiting]) req.destroy(new Error(`no answer ${ANSWER_WAIT_MS / 1000} s after the last like was sent`));
-  await Promise.all(answers);
+  const unanswered = await abandonAfter(answers, waiting, ANSWER_WAIT_MS, 'after the last like was sent');
   agent.destroy();
   latencies.sort((a, b) => a - b);
   const load: LikeLoad = {
