@@ -111,7 +111,7 @@ export function createWorkers(connections: Connections, metrics: Metrics) {
     redis,
     keys,
     batchSize: config.erasure.batchSize,
-    announcedWithinMs: config.erasure.refreshMs + 1000,
+    refreshMs: config.erasure.refreshMs,
     logger,
   });
   const erasureWorker = createErasureWorker({

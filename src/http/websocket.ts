@@ -98,6 +98,18 @@ export function attachWebSocket(server: Server, deps: WebSocketDeps) {
       }),
     );
 
+  // A shared push (graphql/sharedSubscribe.ts) carries one errors array to every subscriber:
+  // formatted, and an internal error logged, once, not once per socket.
+  const formattedPushErrors = new WeakMap<readonly GraphQLError[], GraphQLFormattedError[]>();
+  const formatPushErrors = (errors: readonly GraphQLError[]): GraphQLFormattedError[] => {
+    let formatted = formattedPushErrors.get(errors);
+    if (!formatted) {
+      formatted = format(errors);
+      formattedPushErrors.set(errors, formatted);
+    }
+    return formatted;
+  };
+
   const checkDocument = (query: string, operationName: string | null | undefined): DocumentNode | readonly GraphQLError[] => {
     let document: DocumentNode;
     try {
@@ -206,7 +218,7 @@ export function attachWebSocket(server: Server, deps: WebSocketDeps) {
         if (ctx.extra.socket.bufferedAmount > settings.maxBufferedBytes) {
           closeSocket(ctx.extra.socket, CLOSE.tryAgainLater, 'the client does not read its pushes');
         }
-        return result.errors ? { ...result, errors: format(result.errors) } : (result as never);
+        return result.errors ? { ...result, errors: formatPushErrors(result.errors) } : (result as never);
       },
       onError: (_ctx, _id, _payload, errors) => format(errors),
       onClose: (ctx, code) => {

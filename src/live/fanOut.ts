@@ -6,7 +6,7 @@
 // overload a socket skips to the latest counts instead of falling further behind.
 import type { LiveStream } from './liveStream.js';
 
-/** Pushes handed out per turn: at ~25 µs each (measured), ~12 ms of work between I/O. */
+/** Pushes handed out per turn: at 10–25 µs each (measured), 5–12 ms of work between I/O. */
 export const PUSHES_PER_TURN = 500;
 
 export function createFanOut(options: { perTurn?: number; onDropped?: () => void } = {}) {

@@ -32,12 +32,8 @@ export interface EraserDeps {
   redis: RedisClient;
   keys: Keys;
   batchSize: number;
-  /**
-   * How long after an erasure starts every API process refuses changes aimed at the user
-   * (ERASURE_REFRESH_MS, plus a second for a request already past its check). A change a
-   * process accepted before it knew is in the outbox by then, so the last settle waits for it.
-   */
-  announcedWithinMs: number;
+  /** ERASURE_REFRESH_MS: how often an API process re-reads the erasure list. */
+  refreshMs: number;
   logger: Logger;
 }
 
@@ -51,6 +47,12 @@ export interface BatchOutcome {
 }
 
 const SCAN_COUNT = 1000;
+/**
+ * A request already past the erased-user check when its process learns of the erasure: the
+ * last settle starts this long after every process refuses the user (refreshMs), so a change
+ * one accepted before it knew is in the outbox, persisted, and deleted with the rows.
+ */
+const IN_FLIGHT_MS = 1000;
 
 export function createEraser(deps: EraserDeps) {
   const { keys, redis } = deps;
@@ -143,7 +145,7 @@ export function createEraser(deps: EraserDeps) {
       switch (phase) {
         case 'settle':
         case 'settle-changes': {
-          if (phase === 'settle-changes' && Date.now() < row.requestedAt.getTime() + deps.announcedWithinMs) {
+          if (phase === 'settle-changes' && Date.now() < row.requestedAt.getTime() + deps.refreshMs + IN_FLIGHT_MS) {
             waiting = true;
             break;
           }
