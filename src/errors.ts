@@ -31,6 +31,8 @@ function coded(code: ErrorCode, message: string, extensions: Record<string, unkn
 
 export const badInput = (message: string, extensions?: Record<string, unknown>) => coded(ErrorCode.BAD_USER_INPUT, message, extensions);
 export const unauthenticated = (message = 'authentication required') => coded(ErrorCode.UNAUTHENTICATED, message);
+/** A valid token of a user whose erasure has started. */
+export const accountErased = () => unauthenticated('this account was erased');
 export const forbidden = (message: string) => coded(ErrorCode.FORBIDDEN, message);
 export const notFound = (message: string) => coded(ErrorCode.NOT_FOUND, message);
 export const conflict = (message: string) => coded(ErrorCode.CONFLICT, message);

@@ -4,6 +4,7 @@ import { ZERO_USER_COUNTERS } from '../domain/counters.js';
 import { POST, USER } from '../domain/entities.js';
 import { FOLLOW } from '../domain/relations.js';
 import type { Db } from './client.js';
+import { Prisma } from './generated/client.js';
 import { addUserCounts, type UserCountRow } from './userCounters.js';
 
 /** One of the user's own active facts, with whose counters it moves (the post's author, the followed user). */
@@ -16,6 +17,17 @@ export interface OwnFact {
 
 /** Keyset position in (entity_type, entity_id, kind) order. */
 export type OwnFactCursor = [entityType: string, entityId: number, kind: string];
+const START: OwnFactCursor = ['', 0, ''];
+
+/**
+ * The user's facts (`f`) after a keyset position, as a condition that starts the primary key's
+ * index scan right at that position: with `user_id = X` beside it instead of `user_id <= X`,
+ * PostgreSQL starts at X's first fact and steps over every fact (and dead row) before the
+ * position, so a heavy user's batches got slower and slower (measured: 4 ms per batch of 200
+ * after 60,000, and a seq scan when the planner judged the user common).
+ */
+const afterInPrimaryKey = (userId: number, type: string, id: number, kind: string) =>
+  Prisma.sql`(f.user_id, f.entity_type, f.entity_id, f.kind) > (${userId}::bigint, ${type}, ${id}::bigint, ${kind}) AND f.user_id <= ${userId}`;
 
 export function createErasureQueries(db: Db) {
   return {
@@ -34,15 +46,14 @@ export function createErasureQueries(db: Db) {
 
     /** The user's own active facts after `after`, with each one's owner. */
     async ownFacts(userId: number, after: OwnFactCursor | null, limit: number): Promise<OwnFact[]> {
-      const [type, id, kind] = after ?? ['', 0, ''];
+      const [type, id, kind] = after ?? START;
       const rows = await db.$queryRaw<{ entity_type: string; entity_id: bigint; kind: string; owner_id: bigint | null }[]>`
         SELECT f.entity_type, f.entity_id, f.kind,
                CASE WHEN f.entity_type = ${USER} THEN f.entity_id ELSE p.author_id END AS owner_id
         FROM relation_facts f
         LEFT JOIN posts p ON f.entity_type = ${POST} AND p.id = f.entity_id
-        WHERE f.user_id = ${userId} AND f.active
-          AND (f.entity_type, f.entity_id, f.kind) > (${type}, ${id}::bigint, ${kind})
-        ORDER BY f.entity_type, f.entity_id, f.kind
+        WHERE ${afterInPrimaryKey(userId, type, id, kind)} AND f.active
+        ORDER BY f.user_id, f.entity_type, f.entity_id, f.kind
         LIMIT ${limit}`;
       return rows.map((r) => ({
         entityType: r.entity_type,
@@ -78,26 +89,47 @@ export function createErasureQueries(db: Db) {
 
     /**
      * Deletes up to `limit` of the user's remaining rows, in the order foreign keys allow:
-     * their facts, the facts about them (follows of them), their posts; then, once none is
-     * left, their counters and their user row (`last`: nothing of theirs is left).
+     * their facts (after `after`, in key order, so no batch walks the ones deleted before it),
+     * the facts about them (follows of them), their posts; then, once none is left, their
+     * counters and their user row (`last`: nothing of theirs is left). `after` is where the
+     * next call goes on (null: from the start).
      */
-    async deleteRows(userId: number, limit: number): Promise<{ deleted: number; last: boolean }> {
+    async deleteRows(
+      userId: number,
+      limit: number,
+      after: OwnFactCursor | null,
+    ): Promise<{ deleted: number; last: boolean; after: OwnFactCursor | null }> {
+      const [type, id, kind] = after ?? START;
+      const [own] = await db.$queryRaw<{ deleted: number; entity_type: string; entity_id: bigint; kind: string }[]>`
+        WITH doomed AS (
+          SELECT f.entity_type, f.entity_id, f.kind FROM relation_facts f
+          WHERE ${afterInPrimaryKey(userId, type, id, kind)}
+          ORDER BY f.user_id, f.entity_type, f.entity_id, f.kind
+          LIMIT ${limit}
+        ), gone AS (
+          DELETE FROM relation_facts f USING doomed d
+          WHERE f.user_id = ${userId} AND f.entity_type = d.entity_type AND f.entity_id = d.entity_id AND f.kind = d.kind
+          RETURNING 1
+        )
+        SELECT (SELECT count(*) FROM gone)::int AS deleted, entity_type, entity_id, kind
+        FROM doomed ORDER BY entity_type DESC, entity_id DESC, kind DESC LIMIT 1`;
+      if (own) return { deleted: own.deleted, last: false, after: [own.entity_type, Number(own.entity_id), own.kind] };
+      // Past the last one: once more from the start, in case one sorted before the position.
+      if (after) return { deleted: 0, last: false, after: null };
       const steps = [
-        () =>
-          db.$executeRaw`DELETE FROM relation_facts WHERE ctid IN (SELECT ctid FROM relation_facts WHERE user_id = ${userId} LIMIT ${limit})`,
         () => db.$executeRaw`DELETE FROM relation_facts WHERE ctid IN (
           SELECT ctid FROM relation_facts WHERE entity_type = ${USER} AND entity_id = ${userId} LIMIT ${limit})`,
         () => db.$executeRaw`DELETE FROM posts WHERE id IN (SELECT id FROM posts WHERE author_id = ${userId} LIMIT ${limit})`,
       ];
       for (const step of steps) {
         const deleted = await step();
-        if (deleted > 0) return { deleted, last: false };
+        if (deleted > 0) return { deleted, last: false, after: null };
       }
       const [counters, users] = await db.$transaction([
         db.$executeRaw`DELETE FROM user_counters WHERE user_id = ${userId}`,
         db.$executeRaw`DELETE FROM users WHERE id = ${userId}`,
       ]);
-      return { deleted: counters + users, last: true };
+      return { deleted: counters + users, last: true, after: null };
     },
   };
 }

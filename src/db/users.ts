@@ -1,6 +1,6 @@
 // Users in PostgreSQL. Ids come from the JWT `sub`, so rows are created on first sight.
 import { LRUCache } from 'lru-cache';
-import { unauthenticated } from '../errors.js';
+import { accountErased } from '../errors.js';
 import type { Db } from './client.js';
 
 export interface UserModel {
@@ -39,7 +39,7 @@ export function createUserStore(db: Db) {
               updated_at = CASE WHEN EXCLUDED.name IS DISTINCT FROM users.name AND EXCLUDED.name IS NOT NULL
                                 THEN now() ELSE users.updated_at END
         RETURNING name`;
-      if (!row) throw unauthenticated('this account was erased');
+      if (!row) throw accountErased();
       stored.set(id, { name: row.name });
     },
 

@@ -11,6 +11,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import { formatError } from '../errors.js';
 import type { GraphQLContext } from './context.js';
+import { erasedTokenPlugin } from './erasedToken.js';
 import { jitGateway } from './jitExecutor.js';
 import { documentLimits } from './limits.js';
 import { requestOutcomePlugin } from './requestOutcome.js';
@@ -34,6 +35,7 @@ export function createApollo(config: Config, logger: Logger, schema: GraphQLSche
     stopOnTerminationSignals: false,
     plugins: [
       requestOutcomePlugin(),
+      erasedTokenPlugin(),
       // GraphiQL is served by Tally itself (src/http/), with no CDN.
       ApolloServerPluginLandingPageDisabled(),
       // No cache hints in this schema: computing them costs on every field of a feed page.

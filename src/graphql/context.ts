@@ -3,7 +3,7 @@
 // connection's context lives as long as the socket: its loaders do not cache, and it can
 // watch live counts.
 import type { Viewer } from '../auth/jwt.js';
-import { unauthenticated } from '../errors.js';
+import { accountErased, unauthenticated } from '../errors.js';
 import type { Client } from '../limits/rateLimiter.js';
 import type { LivePost, LiveUser } from '../live/liveCounts.js';
 import type { RequestScope } from '../requestScope.js';
@@ -20,6 +20,11 @@ export interface LiveWatch {
 
 export interface GraphQLContext {
   viewer: Viewer | null;
+  /**
+   * The user of a valid token whose account was erased (then `viewer` is null): only a retried
+   * `eraseAccount` may run (src/graphql/erasedToken.ts).
+   */
+  erasedViewer: number | null;
   /** The HTTP request's (or the socket's) scope: its id, and what it ran and how it ended (for logs and metrics). */
   scope: RequestScope;
   loaders: Loaders;
@@ -28,12 +33,19 @@ export interface GraphQLContext {
   live: LiveWatch | null;
 }
 
-/** The token's viewer, refused once their erasure started; created on first sight. */
-export async function viewerOf(services: Services, authorization: string | undefined): Promise<Viewer | null> {
+/** The token's user: the viewer (created on first sight), or the id of an erased account. */
+async function tokenHolderOf(services: Services, authorization: string | undefined) {
   const viewer = await services.auth.viewerFrom(authorization);
-  if (!viewer) return null;
-  if (services.erasedUsers.has(viewer.id)) throw unauthenticated('this account was erased');
+  if (!viewer) return { viewer: null, erasedViewer: null };
+  if (services.erasedUsers.has(viewer.id)) return { viewer: null, erasedViewer: viewer.id };
   await services.users.ensure(viewer.id, viewer.name);
+  return { viewer, erasedViewer: null };
+}
+
+/** The token's viewer, refused once their erasure started. */
+export async function viewerOf(services: Services, authorization: string | undefined): Promise<Viewer | null> {
+  const { viewer, erasedViewer } = await tokenHolderOf(services, authorization);
+  if (erasedViewer !== null) throw accountErased();
   return viewer;
 }
 
@@ -41,18 +53,24 @@ const clientOf = (viewer: Viewer | null, scope: RequestScope): Client => (viewer
 
 export function createContextFactory(services: Services) {
   return async (authorization: string | undefined, scope: RequestScope): Promise<GraphQLContext> => {
-    const viewer = await viewerOf(services, authorization);
-    return { viewer, scope, loaders: createLoaders(services, viewer, clientOf(viewer, scope)), services, live: null };
+    const { viewer, erasedViewer } = await tokenHolderOf(services, authorization);
+    return { viewer, erasedViewer, scope, loaders: createLoaders(services, viewer, clientOf(viewer, scope)), services, live: null };
   };
 }
 
 /** The context of one subscription on a socket whose viewer was authenticated at connection_init. */
 export function socketContext(services: Services, viewer: Viewer | null, scope: RequestScope, live: LiveWatch): GraphQLContext {
-  return { viewer, scope, loaders: createLoaders(services, viewer, clientOf(viewer, scope), { cache: false }), services, live };
+  const loaders = createLoaders(services, viewer, clientOf(viewer, scope), { cache: false });
+  return { viewer, erasedViewer: null, scope, loaders, services, live };
 }
 
 /** The viewer, or UNAUTHENTICATED for operations that need one. */
 export function requireViewer(ctx: GraphQLContext): Viewer {
   if (!ctx.viewer) throw unauthenticated();
   return ctx.viewer;
+}
+
+/** Whose account `eraseAccount` erases: the viewer's, or (a retry) the erased token holder's. */
+export function requireAccountHolder(ctx: GraphQLContext): number {
+  return ctx.erasedViewer ?? requireViewer(ctx).id;
 }

@@ -78,12 +78,15 @@ export function createEraser(deps: EraserDeps) {
     return left.posts + left.followers + Object.values(left.facts).reduce((a, b) => a + b, 0) > 0;
   }
 
+  /** Where the last batch of a keyset phase (facts, rows) stopped. */
+  const cursorOf = (progress: ErasureProgress): OwnFactCursor | null =>
+    progress.after ? (JSON.parse(progress.after) as OwnFactCursor) : null;
+
   const next = (phase: ErasurePhase): ErasurePhase => ERASURE_PHASES[ERASURE_PHASES.indexOf(phase) + 1] ?? 'done';
 
   /** Sets the user's own active facts inactive, a batch at a time. */
   async function eraseOwnFacts(userId: number, progress: ErasureProgress): Promise<number> {
-    const after = progress.after ? (JSON.parse(progress.after) as OwnFactCursor) : null;
-    const facts = await deps.queries.ownFacts(userId, after, deps.batchSize);
+    const facts = await deps.queries.ownFacts(userId, cursorOf(progress), deps.batchSize);
     let changed = 0;
     for (const fact of facts) {
       const relation = relationNamed(fact.kind);
@@ -171,9 +174,10 @@ export function createEraser(deps: EraserDeps) {
           break;
         }
         case 'rows': {
-          const { deleted, last } = await deps.queries.deleteRows(userId, deps.batchSize);
+          const { deleted, last, after } = await deps.queries.deleteRows(userId, deps.batchSize, cursorOf(progress));
           changed = deleted;
           phaseOver = last;
+          progress.after = after ? JSON.stringify(after) : undefined;
           break;
         }
         case 'redis': {

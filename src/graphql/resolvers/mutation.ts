@@ -1,7 +1,7 @@
 // Mutations map their arguments and delegate to the commands (src/services/); what is left
 // here is GraphQL's own: this request's loaders must not answer from before the change.
 import { parseId } from '../args.js';
-import { requireViewer } from '../context.js';
+import { requireAccountHolder, requireViewer } from '../context.js';
 import type { EraseAccountPayloadResolvers, MutationResolvers } from '../generated.js';
 
 export const Mutation: MutationResolvers = {
@@ -42,7 +42,7 @@ export const Mutation: MutationResolvers = {
     return result;
   },
 
-  eraseAccount: (_, { input }, ctx) => ctx.services.commands.accounts.erase(requireViewer(ctx).id, input),
+  eraseAccount: (_, { input }, ctx) => ctx.services.commands.accounts.erase(requireAccountHolder(ctx), input),
 
   updateProfile: async (_, { input }, ctx) => {
     const viewer = requireViewer(ctx);
