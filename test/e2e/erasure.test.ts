@@ -14,15 +14,22 @@ import { waitForPersister } from '../support/settle.js';
 import { waitFor } from '../support/wait.js';
 
 let t: TestApp;
+/** A second API process of the same deployment on the other executor (graphql-js; `t` runs graphql-jit). */
+let js: TestApp;
 const ERASED = 500;
 const AUTHOR = 501;
 const OTHERS = Array.from({ length: 12 }, (_, i) => 600 + i);
 
 beforeAll(async () => {
   // Small batches: the erasure takes many of them, as a heavy user's would.
-  t = await startTestApp({ ERASURE_BATCH_SIZE: '7', ERASURE_SLICE_MS: '50', ERASURE_PAUSE_MS: '20', ERASURE_REFRESH_MS: '1500' });
+  const erasure = { ERASURE_BATCH_SIZE: '7', ERASURE_SLICE_MS: '50', ERASURE_PAUSE_MS: '20', ERASURE_REFRESH_MS: '1500' };
+  t = await startTestApp({ ...erasure, GRAPHQL_EXECUTOR: 'jit' });
+  js = await startTestApp({ ...erasure, GRAPHQL_EXECUTOR: 'graphql-js' }, { sharing: t });
 });
-afterAll(() => t.stop());
+afterAll(async () => {
+  await js.stop();
+  await t.stop();
+});
 
 const LIKE = 'mutation($id: ID!, $kind: RelationKind!) { setLikeRelation(input: { postId: $id, kind: $kind, active: true }) { changed } }';
 const FOLLOW = 'mutation($id: ID!) { setFollowRelation(input: { userId: $id, active: true }) { changed } }';
@@ -115,19 +122,31 @@ describe('eraseAccount', () => {
     // At once: the token is dead, and the user is on no list and authors nothing.
     const dead = await t.gql('{ viewer { id } }', {}, { token: await t.token(ERASED) });
     expect(errorCodes(dead)).toEqual(['UNAUTHENTICATED']);
-    // Except for a retry of the erasure (its answer was lost on a bad network): the same erasure.
-    const retried = await as(ERASED, ERASE, { confirm: String(ERASED) });
-    expect(retried.eraseAccount).toEqual({ userId: String(ERASED), state: 'ERASING' });
-    const smuggled = await t.gql(
-      `mutation($c: String!, $p: ID!) {
-        eraseAccount(input: { confirm: $c }) { state }
-        setLikeRelation(input: { postId: $p, kind: LIKE, active: false }) { changed }
-      }`,
-      { c: String(ERASED), p: posts[1] },
-      { token: await t.token(ERASED) },
+    // Except for a retry of the erasure (its answer was lost on a bad network): the same
+    // erasure, on either executor; anything beside it refuses the whole request (401).
+    const token = await t.token(ERASED);
+    await waitFor(
+      () => js.gql('{ viewer { id } }', {}, { token }),
+      (res) => errorCodes(res)[0] === 'UNAUTHENTICATED',
+      { what: 'the other API process to hear of the erasure', timeoutMs: 5_000 },
     );
-    expect(smuggled.data).toBeUndefined();
-    expect(errorCodes(smuggled)).toEqual(['UNAUTHENTICATED']);
+    for (const api of [t, js]) {
+      const retried = await api.gql(ERASE, { confirm: String(ERASED) }, { token });
+      expect(retried.status).toBe(200);
+      expect(retried.data.eraseAccount).toEqual({ userId: String(ERASED), state: 'ERASING' });
+      const smuggled = await api.gql(
+        `mutation($c: String!, $p: ID!) {
+          eraseAccount(input: { confirm: $c }) { state }
+          setLikeRelation(input: { postId: $p, kind: LIKE, active: false }) { changed }
+        }`,
+        { c: String(ERASED), p: posts[1] },
+        { token },
+      );
+      expect(smuggled.status).toBe(401);
+      expect(smuggled.data).toBeUndefined();
+      expect(errorCodes(smuggled)).toEqual(['UNAUTHENTICATED']);
+      expect(smuggled.errors![0]!.message).toBe('this account was erased');
+    }
     const lists = await readLists();
     expect(lists.errors).toBeUndefined();
     expect(lists.data.user).toBeNull();
