@@ -103,10 +103,8 @@ export interface Config {
   erasure: {
     /** Facts, posts or rows one batch handles. */
     batchSize: number;
-    /** A worker runs one user's batches for this long, then lets others go (paced). */
-    sliceMs: number;
-    /** The pause between a user's slices. */
-    pauseMs: number;
+    /** The share of its time (percent) one user's erasure may be working, spread evenly. */
+    busyPercent: number;
     /** How often a process re-reads the erasure list (in case it missed an announcement). */
     refreshMs: number;
   };
@@ -294,8 +292,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     },
     erasure: {
       batchSize: integer('ERASURE_BATCH_SIZE', 200, 1, 10_000),
-      sliceMs: integer('ERASURE_SLICE_MS', 100, 10, 60_000),
-      pauseMs: integer('ERASURE_PAUSE_MS', 900, 0, 60_000),
+      busyPercent: integer('ERASURE_BUSY_PERCENT', 10, 1, 100),
       refreshMs: integer('ERASURE_REFRESH_MS', 5000, 100, 600_000),
     },
     websocket: {

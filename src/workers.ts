@@ -117,9 +117,8 @@ export function createWorkers(connections: Connections, metrics: Metrics) {
   const erasureWorker = createErasureWorker({
     connection: jobsRedis,
     keys,
-    runBatch: (userId) => eraser.runBatch(userId),
-    sliceMs: config.erasure.sliceMs,
-    pauseMs: config.erasure.pauseMs,
+    runBatch: (userId, pacer) => eraser.runBatch(userId, pacer),
+    busyPercent: config.erasure.busyPercent,
     lockMs: config.jobLockMs,
     logger,
   });

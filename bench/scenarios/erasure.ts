@@ -139,7 +139,7 @@ export interface ErasurePhaseResult {
 
 export interface ErasureResults {
   settings: ErasureSettings;
-  config: { batchSize: number; sliceMs: number; pauseMs: number };
+  config: { batchSize: number; busyPercent: number };
   seed: { likes: number; favs: number; victimFacts: number; otherLikes: number; seconds: number; persistedSeconds: number };
   phases: ErasurePhaseResult[];
   checks: { before: { posts: CountCheck; users: CountCheck }; after: { posts: CountCheck; users: CountCheck }; victim: VictimLeft };
@@ -334,7 +334,7 @@ export async function runErasureScenario(opts: {
     const victim = await victimLeft(db, redis, keys);
     return {
       settings,
-      config: config.erasure,
+      config: { batchSize: config.erasure.batchSize, busyPercent: config.erasure.busyPercent },
       seed: {
         likes: world.likedPostIds.length,
         favs: world.favedPostIds.length,

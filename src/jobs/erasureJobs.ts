@@ -1,18 +1,24 @@
 // Erasure jobs on BullMQ: one job per erased user (its id derived from the user, so asking
-// twice is one job). A run does batches for at most `sliceMs`, then the job waits `pauseMs`
-// (delayed) and runs again: erasing a heavy user is paced, and several users take turns. A
-// worker that dies mid-run leaves a stalled job BullMQ hands to another worker, which
-// resumes from the progress the last batch saved.
+// twice is one job). A run does batches for one turn (TURN_MS), paced to `busyPercent` of
+// its time (src/jobs/pacer.ts), then hands the job back to the queue so several users take
+// turns. A worker that dies mid-run leaves a stalled job BullMQ hands to another worker,
+// which resumes from the progress the last batch saved.
 import { type ConnectionOptions, DelayedError, Queue, Worker } from 'bullmq';
 import type { Logger } from '../log.js';
 import type { Keys } from '../redis/keys.js';
+import { createPacer, type Pacer } from './pacer.js';
 
 export const ERASURE_QUEUE = 'tally-erasure';
 
 export const erasureJobId = (userId: number) => `erase-${userId}`;
 
-/** One batch of a user's erasure (src/services/eraser.ts). */
-export type RunErasureBatch = (userId: number) => Promise<{ finished: boolean; waiting: boolean }>;
+/** One batch of a user's erasure (src/services/eraser.ts); it calls `pace` between its steps. */
+export type RunErasureBatch = (userId: number, pace: Pacer['pace']) => Promise<{ finished: boolean; waiting: boolean }>;
+
+/** How long one job run lasts before the job goes back in the queue behind other users'. */
+const TURN_MS = 5000;
+/** How long a job waits, out of the queue, when a batch must wait (for the fact persister). */
+const WAIT_MS = 250;
 
 export function createErasureRequests(connection: ConnectionOptions, keys: Keys) {
   const queue = new Queue<{ userId: number }>(ERASURE_QUEUE, { connection, prefix: keys.bullPrefix() });
@@ -36,8 +42,8 @@ export function createErasureWorker(options: {
   connection: ConnectionOptions;
   keys: Keys;
   runBatch: RunErasureBatch;
-  sliceMs: number;
-  pauseMs: number;
+  /** ERASURE_BUSY_PERCENT: the share of its time one user's erasure may be working. */
+  busyPercent: number;
   lockMs: number;
   logger: Logger;
 }) {
@@ -45,14 +51,18 @@ export function createErasureWorker(options: {
   const worker = new Worker<{ userId: number }>(
     ERASURE_QUEUE,
     async (job, token) => {
-      const until = Date.now() + options.sliceMs;
+      const pacer = createPacer(options.busyPercent);
+      const pace = () => pacer.pace();
+      const until = Date.now() + TURN_MS;
       for (;;) {
-        const outcome = await options.runBatch(job.data.userId);
+        const outcome = await options.runBatch(job.data.userId, pace);
         if (outcome.finished) return 'erased';
-        if (outcome.waiting || Date.now() >= until) break;
+        if (outcome.waiting || Date.now() >= until) {
+          await job.moveToDelayed(Date.now() + (outcome.waiting ? WAIT_MS : 0), token);
+          throw new DelayedError();
+        }
+        await pace();
       }
-      await job.moveToDelayed(Date.now() + options.pauseMs, token);
-      throw new DelayedError();
     },
     {
       connection: options.connection,

@@ -19,7 +19,7 @@ import { comparePositions } from '../events/types.js';
 import type { Logger } from '../log.js';
 import { isCluster, type RedisClient } from '../redis/client.js';
 import type { Keys } from '../redis/keys.js';
-import type { RelationStore } from '../relations/relationStore.js';
+import type { RelationStore, SetFactInput } from '../relations/relationStore.js';
 
 export const ERASURE_PHASES = ['posts', 'settle', 'facts', 'followers', 'settle-changes', 'rows', 'redis', 'done'] as const;
 export type ErasurePhase = (typeof ERASURE_PHASES)[number];
@@ -46,7 +46,12 @@ export interface BatchOutcome {
   waiting: boolean;
 }
 
+/** Awaited between the steps of a batch; the job's pacer sleeps in it. */
+type Pace = () => Promise<void>;
+
 const SCAN_COUNT = 1000;
+/** Facts undone in one go: a round trip's worth, a couple of milliseconds of work. */
+const UNDO_CHUNK = 10;
 /**
  * A request already past the erased-user check when its process learns of the erasure: the
  * last settle starts this long after every process refuses the user (refreshMs), so a change
@@ -84,36 +89,46 @@ export function createEraser(deps: EraserDeps) {
 
   const next = (phase: ErasurePhase): ErasurePhase => ERASURE_PHASES[ERASURE_PHASES.indexOf(phase) + 1] ?? 'done';
 
-  /** Sets the user's own active facts inactive, a batch at a time. */
-  async function eraseOwnFacts(userId: number, progress: ErasureProgress): Promise<number> {
-    const facts = await deps.queries.ownFacts(userId, cursorOf(progress), deps.batchSize);
+  /**
+   * Sets `facts` inactive, UNDO_CHUNK at a time: a chunk's scripts go out together (one round
+   * trip, their events read by the consumers together), then the caller's pacer may sleep.
+   * Returns how many changed.
+   */
+  async function undo(facts: readonly SetFactInput[], pace: Pace): Promise<number> {
     let changed = 0;
+    for (let i = 0; i < facts.length; i += UNDO_CHUNK) {
+      const results = await Promise.all(facts.slice(i, i + UNDO_CHUNK).map((fact) => deps.relations.setFact(fact)));
+      changed += results.filter((r) => r.changed).length;
+      await pace();
+    }
+    return changed;
+  }
+
+  /** Sets the user's own active facts inactive, a batch at a time. */
+  async function eraseOwnFacts(userId: number, progress: ErasureProgress, pace: Pace): Promise<number> {
+    const facts = await deps.queries.ownFacts(userId, cursorOf(progress), deps.batchSize);
+    const changes: SetFactInput[] = [];
     for (const fact of facts) {
       const relation = relationNamed(fact.kind);
       // A fact on a post whose row is gone moves no one's counters; its row goes with the rest.
       if (!relation || !isEntityType(fact.entityType) || fact.ownerId === 0) continue;
       const entity = { type: fact.entityType as EntityType, id: fact.entityId };
-      if ((await deps.relations.setFact({ userId, entity, relation, authorId: fact.ownerId, active: false })).changed) changed += 1;
+      changes.push({ userId, entity, relation, authorId: fact.ownerId, active: false });
     }
+    const changed = await undo(changes, pace);
     const last = facts.at(-1);
     progress.after = last ? JSON.stringify([last.entityType, last.entityId, last.kind]) : undefined;
     return facts.length === 0 ? -1 : changed;
   }
 
   /** Sets other users' follows of the user inactive, a batch at a time. */
-  async function eraseFollowers(userId: number, progress: ErasureProgress): Promise<number> {
+  async function eraseFollowers(userId: number, progress: ErasureProgress, pace: Pace): Promise<number> {
     const followers = await deps.queries.followers(userId, Number(progress.after ?? 0), deps.batchSize);
-    let changed = 0;
-    for (const follower of followers) {
-      const result = await deps.relations.setFact({
-        userId: follower,
-        entity: { type: USER, id: userId },
-        relation: FOLLOW,
-        authorId: userId,
-        active: false,
-      });
-      if (result.changed) changed += 1;
-    }
+    const entity = { type: USER, id: userId };
+    const changed = await undo(
+      followers.map((follower) => ({ userId: follower, entity, relation: FOLLOW, authorId: userId, active: false })),
+      pace,
+    );
     progress.after = followers.length > 0 ? String(followers.at(-1)) : undefined;
     return followers.length === 0 ? -1 : changed;
   }
@@ -136,8 +151,11 @@ export function createEraser(deps: EraserDeps) {
   }
 
   return {
-    /** Runs one batch of the user's erasure and saves where it got to. */
-    async runBatch(userId: number): Promise<BatchOutcome> {
+    /**
+     * Runs one batch of the user's erasure and saves where it got to. `pace` is awaited after
+     * each undo, so the caller can spread a batch's events out (src/jobs/pacer.ts).
+     */
+    async runBatch(userId: number, pace: Pace = async () => {}): Promise<BatchOutcome> {
       const row = await deps.store.get(userId);
       if (!row || row.state === 'DONE') return { phase: 'done', changed: 0, finished: true, waiting: false };
       const progress: ErasureProgress = { ...row.progress, done: { ...row.progress.done } };
@@ -168,7 +186,7 @@ export function createEraser(deps: EraserDeps) {
         }
         case 'facts':
         case 'followers': {
-          const result = phase === 'facts' ? await eraseOwnFacts(userId, progress) : await eraseFollowers(userId, progress);
+          const result = phase === 'facts' ? await eraseOwnFacts(userId, progress, pace) : await eraseFollowers(userId, progress, pace);
           phaseOver = result === -1;
           changed = Math.max(0, result);
           break;

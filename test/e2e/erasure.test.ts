@@ -22,7 +22,7 @@ const OTHERS = Array.from({ length: 12 }, (_, i) => 600 + i);
 
 beforeAll(async () => {
   // Small batches: the erasure takes many of them, as a heavy user's would.
-  const erasure = { ERASURE_BATCH_SIZE: '7', ERASURE_SLICE_MS: '50', ERASURE_PAUSE_MS: '20', ERASURE_REFRESH_MS: '1500' };
+  const erasure = { ERASURE_BATCH_SIZE: '7', ERASURE_BUSY_PERCENT: '100', ERASURE_REFRESH_MS: '1500' };
   t = await startTestApp({ ...erasure, GRAPHQL_EXECUTOR: 'jit' });
   js = await startTestApp({ ...erasure, GRAPHQL_EXECUTOR: 'graphql-js' }, { sharing: t });
 });
