@@ -292,7 +292,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     },
     erasure: {
       batchSize: integer('ERASURE_BATCH_SIZE', 200, 1, 10_000),
-      busyPercent: integer('ERASURE_BUSY_PERCENT', 10, 1, 100),
+      busyPercent: integer('ERASURE_BUSY_PERCENT', 5, 1, 100),
       refreshMs: integer('ERASURE_REFRESH_MS', 5000, 100, 600_000),
     },
     websocket: {
