@@ -117,7 +117,7 @@ export function createWorkers(connections: Connections, metrics: Metrics) {
   const erasureWorker = createErasureWorker({
     connection: jobsRedis,
     keys,
-    runBatch: (userId, pacer) => eraser.runBatch(userId, pacer),
+    runBatch: (userId, pace) => eraser.runBatch(userId, pace),
     busyPercent: config.erasure.busyPercent,
     lockMs: config.jobLockMs,
     logger,

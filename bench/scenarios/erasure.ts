@@ -334,7 +334,7 @@ export async function runErasureScenario(opts: {
     const victim = await victimLeft(db, redis, keys);
     return {
       settings,
-      config: { batchSize: config.erasure.batchSize, busyPercent: config.erasure.busyPercent },
+      config: config.erasure,
       seed: {
         likes: world.likedPostIds.length,
         favs: world.favedPostIds.length,

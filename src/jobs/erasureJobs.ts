@@ -51,8 +51,7 @@ export function createErasureWorker(options: {
   const worker = new Worker<{ userId: number }>(
     ERASURE_QUEUE,
     async (job, token) => {
-      const pacer = createPacer(options.busyPercent);
-      const pace = () => pacer.pace();
+      const { pace } = createPacer(options.busyPercent);
       const until = Date.now() + TURN_MS;
       for (;;) {
         const outcome = await options.runBatch(job.data.userId, pace);

@@ -153,7 +153,7 @@ export function createEraser(deps: EraserDeps) {
   return {
     /**
      * Runs one batch of the user's erasure and saves where it got to. `pace` is awaited after
-     * each undo, so the caller can spread a batch's events out (src/jobs/pacer.ts).
+     * each chunk of undos, so the caller can spread a batch's events out (src/jobs/pacer.ts).
      */
     async runBatch(userId: number, pace: Pace = async () => {}): Promise<BatchOutcome> {
       const row = await deps.store.get(userId);
