@@ -6,6 +6,7 @@ import type { Config } from './config.js';
 import type { DbOptions } from './db/client.js';
 import { createApollo } from './graphql/apollo.js';
 import { createContextFactory } from './graphql/context.js';
+import { createDocumentCaches } from './graphql/documentCache.js';
 import { documentLimits } from './graphql/limits.js';
 import { createPersistedQueryStore } from './graphql/persistedQueries.js';
 import { createSchema } from './graphql/schema.js';
@@ -36,13 +37,18 @@ export function createApp(config: Config, options: AppOptions = {}) {
   const runsApi = config.role !== 'worker';
   const runsWorkers = config.role !== 'api';
 
-  const metrics = createMetrics({ lag: () => eventLogs.lag(), redisRoundTrips: () => redisRoundTrips.count });
+  const metrics = createMetrics({
+    lag: () => eventLogs.lag(),
+    redisRoundTrips: () => redisRoundTrips.count,
+    documentCacheBytes: runsApi ? () => documentCaches.bytes() : undefined,
+  });
   // Workers also notice a Redis that lost its data and recover it; the API restores what it touches.
   const workers = runsWorkers ? createWorkers(openConnections(config, { name: 'tally-worker', logger }), metrics) : null;
 
   const schema = createSchema();
   const limits = documentLimits(config);
-  const apollo = createApollo(config, logger, schema, createPersistedQueryStore(redis, keys, config.persistedQueries));
+  const documentCaches = createDocumentCaches(schema, config);
+  const apollo = createApollo(config, logger, schema, documentCaches, createPersistedQueryStore(redis, keys, config.persistedQueries));
   let draining = false;
   const readiness = async () => {
     await Promise.all([redis.ping(), db.$queryRaw`SELECT 1`]);
@@ -82,7 +88,7 @@ export function createApp(config: Config, options: AppOptions = {}) {
         }),
         settings: config.websocket,
         validationRules: limits.validationRules,
-        maxTokens: config.limits.tokens,
+        limits: config.limits,
         production: config.nodeEnv === 'production',
         trustProxyHops: config.trustProxyHops,
         metrics,

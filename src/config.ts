@@ -82,9 +82,22 @@ export interface Config {
     depth: number;
     aliases: number;
     cost: number;
+    /** Anonymous queries that cost less than this are not charged to the `reads` budget. */
+    readsMinCost: number;
     tokens: number;
+    /** Largest document (its source text, comments included). */
+    queryBytes: number;
     bodyBytes: number;
     executionTimeoutMs: number;
+  };
+  /** In-process caches of what clients sent, bounded by the heap they hold (estimated, src/graphql/). */
+  documentCaches: {
+    /** Parsed and validated documents (Apollo's document store). */
+    parsedBytes: number;
+    /** graphql-jit's compiled plans. */
+    compiledBytes: number;
+    /** Runs of a document on graphql-js before graphql-jit compiles it. */
+    compileAfter: number;
   };
   /** Connection limits of the HTTP server: slow or idle clients are cut, and connections are capped. */
   http: {
@@ -273,15 +286,26 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       changes: budget('RATE_LIMIT_CHANGES', 30, 'RATE_LIMIT_WINDOW_MS', 10_000),
       writes: budget('RATE_LIMIT_WRITES', 10, 'RATE_LIMIT_WRITES_WINDOW_MS', 60_000),
       listPages: budget('RATE_LIMIT_LIST_PAGES', 200, 'RATE_LIMIT_LIST_PAGES_WINDOW_MS', 10_000),
+      // About one 100-post feed page a second per address, or five queries at MAX_QUERY_COST per 10 s.
+      reads: budget('RATE_LIMIT_READS', 100_000, 'RATE_LIMIT_READS_WINDOW_MS', 10_000),
     },
     trustProxyHops: integer('TRUST_PROXY_HOPS', 0, 0, 10),
     limits: {
       depth: integer('MAX_QUERY_DEPTH', 10, 2, 100),
       aliases: integer('MAX_ALIASES', 100, 1, 10_000),
-      cost: integer('MAX_QUERY_COST', 5000, 10, 1_000_000),
+      // A 100-post feed page with counts, viewer state and authors costs ~8,500; 100 aliases of it, ~850,000.
+      cost: integer('MAX_QUERY_COST', 20_000, 10, 10_000_000),
+      // A 20-post page (~1,700) costs an anonymous client nothing (no Redis call).
+      readsMinCost: integer('RATE_LIMIT_READS_MIN_COST', 2000, 0, 10_000_000),
       tokens: integer('MAX_QUERY_TOKENS', 5000, 100, 1_000_000),
+      queryBytes: integer('MAX_QUERY_BYTES', 32 * 1024, 1024, 16 * 1024 * 1024),
       bodyBytes: integer('MAX_BODY_BYTES', 1024 * 1024, 1024, 100 * 1024 * 1024),
       executionTimeoutMs: integer('EXECUTION_TIMEOUT_MS', 10_000, 1, 600_000),
+    },
+    documentCaches: {
+      parsedBytes: integer('DOCUMENT_CACHE_BYTES', 32 * 1024 * 1024, 1024 * 1024, 4 * 1024 * 1024 * 1024),
+      compiledBytes: integer('COMPILED_CACHE_BYTES', 64 * 1024 * 1024, 1024 * 1024, 4 * 1024 * 1024 * 1024),
+      compileAfter: integer('JIT_COMPILE_AFTER', 2, 1, 1000),
     },
     http: {
       headersTimeoutMs: integer('HTTP_HEADERS_TIMEOUT_MS', 10_000, 100, 600_000),
@@ -339,6 +363,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   }
   if (config.http.headersTimeoutMs > config.http.requestTimeoutMs) {
     problems.push('HTTP_HEADERS_TIMEOUT_MS must not exceed HTTP_REQUEST_TIMEOUT_MS');
+  }
+  if (config.rateLimits.reads.capacity < config.limits.cost) {
+    problems.push('RATE_LIMIT_READS must be at least MAX_QUERY_COST (an anonymous query costing the most must fit the budget)');
   }
   if (config.persistedQueries.maxDocumentBytes > config.persistedQueries.maxBytes) {
     problems.push('PERSISTED_QUERY_MAX_DOCUMENT_BYTES must not exceed PERSISTED_QUERY_MAX_BYTES');

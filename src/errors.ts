@@ -36,7 +36,9 @@ export const accountErased = () => unauthenticated('this account was erased');
 export const forbidden = (message: string) => coded(ErrorCode.FORBIDDEN, message);
 export const notFound = (message: string) => coded(ErrorCode.NOT_FOUND, message);
 export const conflict = (message: string) => coded(ErrorCode.CONFLICT, message);
-export const rateLimited = (message: string, retryAfterMs: number) => coded(ErrorCode.RATE_LIMITED, message, { retryAfterMs });
+/** `http` (status and headers, which Apollo sends and strips) when the whole request is refused. */
+export const rateLimited = (message: string, retryAfterMs: number, http?: object) =>
+  coded(ErrorCode.RATE_LIMITED, message, { retryAfterMs, ...(http ? { http } : {}) });
 /** The service cannot do this right now but will soon (nothing changed): retry after the delay. */
 export const unavailable = (message: string, retryAfterMs: number) => coded(ErrorCode.INTERNAL_SERVER_ERROR, message, { retryAfterMs });
 

@@ -8,6 +8,8 @@ export interface MetricSources {
   lag(): Promise<GroupLag[]>;
   /** Redis round trips this process started so far (src/redis/roundTrips.ts). */
   redisRoundTrips(): number;
+  /** Estimated heap of the parsed and compiled document caches (src/graphql/documentCache.ts); API processes only. */
+  documentCacheBytes?(): { parsed: number; compiled: number };
 }
 
 export function createMetrics(sources: MetricSources) {
@@ -38,6 +40,20 @@ export function createMetrics(sources: MetricSources) {
       this.inc(sources.redisRoundTrips());
     },
   });
+
+  const { documentCacheBytes } = sources;
+  if (documentCacheBytes)
+    new Gauge({
+      name: 'tally_graphql_document_cache_bytes',
+      help: 'Estimated heap held by cached documents: parsed (Apollo) and compiled (graphql-jit); bounded by DOCUMENT_CACHE_BYTES and COMPILED_CACHE_BYTES',
+      labelNames: ['cache'] as const,
+      registers: [registry],
+      collect() {
+        const bytes = documentCacheBytes();
+        this.set({ cache: 'parsed' }, bytes.parsed);
+        this.set({ cache: 'compiled' }, bytes.compiled);
+      },
+    });
 
   const requests = new Counter({
     name: 'tally_graphql_requests_total',

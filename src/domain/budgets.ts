@@ -15,5 +15,7 @@ export const BUDGETS = {
   writes: 'writes',
   /** Pages of the relation lists (likers, likedPosts, followers, following). */
   listPages: 'listPages',
+  /** What anonymous queries cost (src/graphql/cost.ts), in cost points, per address. */
+  reads: 'reads',
 } as const;
 export type BudgetName = keyof typeof BUDGETS;

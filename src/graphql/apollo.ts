@@ -11,16 +11,23 @@ import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import { formatError } from '../errors.js';
 import type { GraphQLContext } from './context.js';
+import type { DocumentCaches } from './documentCache.js';
 import { erasedTokenPlugin } from './erasedToken.js';
-import { jitGateway } from './jitExecutor.js';
-import { documentLimits } from './limits.js';
+import { documentLimits, queryLimitsPlugin } from './limits.js';
 import { requestOutcomePlugin } from './requestOutcome.js';
 
-export function createApollo(config: Config, logger: Logger, schema: GraphQLSchema, persistedQueryStore: KeyValueCache<string>) {
+export function createApollo(
+  config: Config,
+  logger: Logger,
+  schema: GraphQLSchema,
+  caches: DocumentCaches,
+  persistedQueryStore: KeyValueCache<string>,
+) {
   const production = config.nodeEnv === 'production';
   const limits = documentLimits(config);
   return new ApolloServer<GraphQLContext>({
-    ...(config.executor === 'jit' ? { gateway: jitGateway(schema) } : { schema }),
+    ...(caches.jit ? { gateway: caches.jit.gateway } : { schema }),
+    documentStore: caches.documentStore,
     validationRules: limits.validationRules,
     parseOptions: limits.parseOptions,
     // One operation per HTTP request: a batch would slip past per-request limits.
@@ -35,6 +42,7 @@ export function createApollo(config: Config, logger: Logger, schema: GraphQLSche
     stopOnTerminationSignals: false,
     plugins: [
       requestOutcomePlugin(),
+      queryLimitsPlugin(schema, config.limits),
       erasedTokenPlugin(),
       // GraphiQL is served by Tally itself (src/http/), with no CDN.
       ApolloServerPluginLandingPageDisabled(),

@@ -6,14 +6,35 @@
 // Apollo has one documented seam for its executor: the gateway interface. This "gateway"
 // serves our own schema and runs the compiled queries; parsing, validation (with the
 // document limits), persisted queries, error formatting and the plugins stay Apollo's.
+//
+// Anyone may send a new document, and a compiled one is large (a 40-alias feed document holds
+// ~0.65 MB), so the compiled plans are bounded by the heap they hold, and a document is
+// compiled only once it ran a few times (JIT_COMPILE_AFTER, 2 by default, as Mercurius
+// does): one-off documents, a scanner's or an attacker's, run on graphql-js and cost no
+// compilation.
 import type { GatewayExecutor, GatewayInterface } from '@apollo/server-gateway-interface';
-import { GraphQLError, type GraphQLSchema, getVariableValues, printSchema, type SourceLocation } from 'graphql';
+import { execute, GraphQLError, type GraphQLSchema, getVariableValues, printSchema, type SourceLocation } from 'graphql';
 import { type CompiledQuery, compileQuery, isCompiledQuery } from 'graphql-jit';
 import { LRUCache } from 'lru-cache';
 import { ErrorCode } from '../errors.js';
 
-/** Compiled operations kept; a client sends a handful of distinct documents, not thousands. */
-const COMPILED_MAX = 1000;
+/**
+ * Heap a compiled plan holds: a fixed part plus about 0.65 bytes per character of its
+ * generated code, measured on Node 24 after execution (docs/performance.md, "Memory per
+ * client"); rounded up to 64 KiB + 1 byte per character.
+ */
+const compiledBytes = (generatedCode: string) => 64 * 1024 + generatedCode.length;
+
+/** Documents remembered as seen but not yet compiled (a hash and a count each). */
+const SEEN_MAX = 10_000;
+
+/** graphql-jit keeps the generated code on the plan only in debug mode: its length sizes the plan. */
+const GENERATED_CODE = '__DO_NOT_USE_THIS_OR_YOU_WILL_BE_FIRED_compilation';
+
+interface Plan {
+  query: CompiledQuery;
+  bytes: number;
+}
 
 /** graphql-js's own words for an operation it cannot pick (Apollo turns them into a 400). */
 function unresolvedOperation(name: string | undefined): GraphQLError {
@@ -39,8 +60,30 @@ function asGraphQLJsError(error: GraphQLError): GraphQLError {
   return copy;
 }
 
-export function jitGateway(schema: GraphQLSchema): GatewayInterface {
-  const compiled = new LRUCache<string, CompiledQuery>({ max: COMPILED_MAX });
+/** Compiles the operation, or returns graphql-js's errors for it. */
+function compile(schema: GraphQLSchema, request: Parameters<GatewayExecutor>[0]) {
+  const result = compileQuery(schema, request.document, request.operationName ?? undefined, {
+    // A resolver's error carries its own stack; the executor's wrapper needs none.
+    disablingCapturingStackErrors: true,
+    debug: true,
+  } as Parameters<typeof compileQuery>[3]);
+  if (!isCompiledQuery(result)) return result;
+  const generated = result as CompiledQuery & { [GENERATED_CODE]?: string };
+  const bytes = compiledBytes(generated[GENERATED_CODE] ?? '');
+  delete generated[GENERATED_CODE];
+  return { query: result, bytes };
+}
+
+export interface JitOptions {
+  /** Heap the compiled plans may hold (estimated by compiledBytes). */
+  maxBytes: number;
+  /** Runs of a document on graphql-js before it is compiled (1: compile at once). */
+  compileAfter: number;
+}
+
+export function jitGateway(schema: GraphQLSchema, options: JitOptions) {
+  const compiled = new LRUCache<string, Plan>({ maxSize: options.maxBytes, sizeCalculation: (plan) => plan.bytes });
+  const seen = new LRUCache<string, number>({ max: SEEN_MAX });
 
   const executor: GatewayExecutor = async (request) => {
     // Apollo leaves execution to report an operationName that names no operation (graphql-js
@@ -48,18 +91,27 @@ export function jitGateway(schema: GraphQLSchema): GatewayInterface {
     if (!request.operation) return { errors: [unresolvedOperation(request.request.operationName)] };
     // queryHash is the document's SHA-256: with the operation name it names one compiled plan.
     const key = `${request.queryHash}:${request.operationName ?? ''}`;
-    let query = compiled.get(key);
-    if (!query) {
-      const result = compileQuery(schema, request.document, request.operationName ?? undefined, {
-        // A resolver's error carries its own stack; the executor's wrapper needs none.
-        disablingCapturingStackErrors: true,
-      });
-      if (!isCompiledQuery(result)) return result;
-      query = result;
-      compiled.set(key, query);
-    }
     const variables = request.request.variables ?? {};
-    const result = await query.query(undefined, request.context, variables);
+    let plan = compiled.get(key);
+    if (!plan) {
+      const runs = seen.get(key) ?? 0;
+      if (runs + 1 < options.compileAfter) {
+        seen.set(key, runs + 1);
+        return execute({
+          schema,
+          document: request.document,
+          operationName: request.operationName,
+          variableValues: variables,
+          contextValue: request.context,
+        });
+      }
+      const result = compile(schema, request);
+      if (!('query' in result)) return result;
+      plan = result;
+      seen.delete(key);
+      compiled.set(key, plan);
+    }
+    const result = await plan.query.query(undefined, request.context, variables);
     // No data at all: the variables did not coerce, and execution never started. Such errors
     // come from graphql-js itself, so clients get its messages and locations, and Apollo
     // recognises them as bad input (its code, HTTP 400): graphql-jit's own carry neither.
@@ -72,7 +124,7 @@ export function jitGateway(schema: GraphQLSchema): GatewayInterface {
     return result;
   };
 
-  return {
+  const gateway: GatewayInterface = {
     onSchemaLoadOrUpdate(callback) {
       callback({ apiSchema: schema, coreSupergraphSdl: printSchema(schema) });
       return () => {};
@@ -80,4 +132,11 @@ export function jitGateway(schema: GraphQLSchema): GatewayInterface {
     load: async () => ({ executor }),
     stop: async () => {},
   };
+  return {
+    gateway,
+    /** The compiled plans held now, and the heap they are estimated to hold. */
+    compiled: () => ({ plans: compiled.size, bytes: compiled.calculatedSize }),
+  };
 }
+
+export type JitGateway = ReturnType<typeof jitGateway>;

@@ -9,6 +9,7 @@ import type { Config } from '../config.js';
 import { ErrorCode } from '../errors.js';
 import type { Apollo } from '../graphql/apollo.js';
 import type { GraphQLContext } from '../graphql/context.js';
+import { oversizedDocument, tooLarge } from '../graphql/limits.js';
 import { clientAddress } from '../limits/clientAddress.js';
 import type { Metrics } from '../metrics.js';
 import { createRequestScope, type RequestScope, requestIdFrom } from '../requestScope.js';
@@ -16,6 +17,8 @@ import { GRAPHIQL_ASSET_PREFIX, prefersHtml, sendGraphiQLPage, serveGraphiQLAsse
 
 export interface HttpLimits {
   bodyBytes: number;
+  /** A document's own size (a query in the body or the URL), before Apollo hashes or parses it. */
+  queryBytes: number;
   executionTimeoutMs: number;
 }
 
@@ -153,6 +156,9 @@ async function serveGraphQL(apollo: Apollo, deps: HttpDeps, req: IncomingMessage
   });
   try {
     const body = await parseBody(req, deps.limits.bodyBytes);
+    const query = body === undefined ? new URLSearchParams(search).get('query') : (body as { query?: unknown } | null)?.query;
+    const oversized = oversizedDocument(query, deps.limits.queryBytes);
+    if (oversized !== null) throw new HttpError(400, tooLarge(oversized, deps.limits.queryBytes).message);
     const response = await withDeadline(
       apollo.executeHTTPGraphQLRequest({
         httpGraphQLRequest: { method: req.method ?? 'GET', headers: headerMapOf(req), search, body },

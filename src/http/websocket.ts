@@ -24,6 +24,8 @@ import type { Viewer } from '../auth/jwt.js';
 import type { Config } from '../config.js';
 import { badInput, ErrorCode, formatError } from '../errors.js';
 import { type LiveWatch, socketContext, viewerOf } from '../graphql/context.js';
+import { operationCost } from '../graphql/cost.js';
+import { oversizedDocument, tooCostly, tooLarge } from '../graphql/limits.js';
 import type { Services } from '../graphql/services.js';
 import { createSharedSubscribe } from '../graphql/sharedSubscribe.js';
 import { clientAddress } from '../limits/clientAddress.js';
@@ -51,7 +53,8 @@ export interface WebSocketDeps {
   live: LiveCounts;
   settings: Config['websocket'];
   validationRules: readonly ValidationRule[];
-  maxTokens: number;
+  /** Tokens, bytes and cost a document may have (as over HTTP). */
+  limits: Pick<Config['limits'], 'tokens' | 'queryBytes' | 'cost'>;
   production: boolean;
   trustProxyHops: number;
   metrics: Metrics;
@@ -90,9 +93,15 @@ export function attachWebSocket(server: Server, deps: WebSocketDeps) {
     if (socket.readyState === socket.OPEN || socket.readyState === socket.CONNECTING) socket.close(code, reason);
   };
 
+  // `extensions.http` is for HTTP responses (Apollo strips it there); a socket has no status.
+  const withoutHttp = (formatted: GraphQLFormattedError): GraphQLFormattedError => {
+    if (!formatted.extensions?.http) return formatted;
+    const { http: _, ...extensions } = formatted.extensions;
+    return { ...formatted, extensions };
+  };
   const format = (errors: readonly GraphQLError[]): GraphQLFormattedError[] =>
     errors.map((error) =>
-      formatError(error.toJSON(), error, {
+      formatError(withoutHttp(error.toJSON()), error, {
         exposeDetails: !deps.production,
         onInternal: (cause) => logger.error({ err: cause }, 'unexpected error in a subscription'),
       }),
@@ -110,10 +119,17 @@ export function attachWebSocket(server: Server, deps: WebSocketDeps) {
     return formatted;
   };
 
-  const checkDocument = (query: string, operationName: string | null | undefined): DocumentNode | readonly GraphQLError[] => {
+  const checkDocument = (
+    query: string,
+    operationName: string | null | undefined,
+    variables: Record<string, unknown> | null | undefined,
+  ): DocumentNode | readonly GraphQLError[] => {
+    const { limits } = deps;
+    const oversized = oversizedDocument(query, limits.queryBytes);
+    if (oversized !== null) return [tooLarge(oversized, limits.queryBytes)];
     let document: DocumentNode;
     try {
-      document = parse(query, { maxTokens: deps.maxTokens });
+      document = parse(query, { maxTokens: limits.tokens });
     } catch (error) {
       return [asInput(error as GraphQLError)];
     }
@@ -124,6 +140,8 @@ export function attachWebSocket(server: Server, deps: WebSocketDeps) {
     if (operation.operation !== 'subscription') {
       return [badInput('only subscriptions are served over WebSocket; send queries and mutations over HTTP')];
     }
+    const cost = operationCost(deps.schema, { document, operation, variables: variables ?? undefined });
+    if (cost !== null && cost > limits.cost) return [tooCostly(cost, limits.cost)];
     return document;
   };
 
@@ -204,7 +222,7 @@ export function attachWebSocket(server: Server, deps: WebSocketDeps) {
         if (open >= settings.maxSubscriptions) {
           return [badInput(`at most ${settings.maxSubscriptions} subscriptions per connection (WS_MAX_SUBSCRIPTIONS)`)];
         }
-        const document = checkDocument(payload.query, payload.operationName);
+        const document = checkDocument(payload.query, payload.operationName, payload.variables);
         if (!('kind' in document)) return document; // errors: onError formats them
         return {
           schema: deps.schema,

@@ -1,6 +1,8 @@
 // Per-client budgets (token buckets in Redis, lua/takeTokens-1.lua): every mutation draws
-// from one, and so does every list page a query reads, since each is a SQL scan. A user is
-// charged by id; an anonymous client by its address (src/limits/clientAddress.ts).
+// from one, and so does every list page a query reads, since each is a SQL scan; an anonymous
+// query draws its cost. A user is charged by id; an anonymous client by its address
+// (src/limits/clientAddress.ts).
+import { HeaderMap } from '@apollo/server';
 import type { Budget, BudgetName } from '../domain/budgets.js';
 import { rateLimited } from '../errors.js';
 import type { Keys } from '../redis/keys.js';
@@ -9,7 +11,7 @@ import { createScripts, type ScriptedRedis } from '../redis/scripts.js';
 /** Who is charged: a user, or an anonymous client by address. */
 export type Client = { userId: number } | { address: string };
 
-const DESCRIBED: Record<BudgetName, string> = { changes: 'changes', writes: 'writes', listPages: 'list pages' };
+const DESCRIBED: Record<BudgetName, string> = { changes: 'changes', writes: 'writes', listPages: 'list pages', reads: 'query cost points' };
 
 export function createRateLimiter(deps: {
   redis: ScriptedRedis;
@@ -18,20 +20,21 @@ export function createRateLimiter(deps: {
   onRejected?: (budget: BudgetName) => void;
 }) {
   const scripts = createScripts(deps.redis, deps.keys);
-  const refusal = (name: BudgetName, retryAfterMs: number) => {
+  const refusal = (name: BudgetName, retryAfterMs: number, http?: object) => {
     const { capacity, windowMs } = deps.budgets[name];
     deps.onRejected?.(name);
     return rateLimited(
       `too many ${DESCRIBED[name]}: at most ${capacity} per ${windowMs / 1000} s; try again in ${retryAfterMs} ms`,
       retryAfterMs,
+      http,
     );
   };
 
   /** Takes up to `wanted` tokens: how many were granted, and when the next one is back. */
-  async function takeUpTo(name: BudgetName, client: Client, wanted: number): Promise<{ granted: number; retryAfterMs: number }> {
+  async function takeUpTo(name: BudgetName, client: Client, wanted: number, allOrNothing = false) {
     const { capacity, windowMs } = deps.budgets[name];
     const bucket = 'userId' in client ? deps.keys.rateLimit(name, client.userId) : deps.keys.addressRateLimit(name, client.address);
-    const { granted, value } = await scripts.takeTokens({ bucket, capacity, windowMs, wanted });
+    const { granted, value } = await scripts.takeTokens({ bucket, capacity, windowMs, wanted, allOrNothing });
     return { granted, retryAfterMs: granted === wanted ? 0 : value };
   }
 
@@ -40,6 +43,17 @@ export function createRateLimiter(deps: {
     async take(name: BudgetName, client: Client): Promise<void> {
       const { granted, retryAfterMs } = await takeUpTo(name, client, 1);
       if (granted === 0) throw refusal(name, retryAfterMs);
+    },
+
+    /**
+     * Takes `wanted` tokens (at most the budget's capacity) all at once, or none and refuses
+     * the whole request: RATE_LIMITED with HTTP 429 and Retry-After.
+     */
+    async takeAll(name: BudgetName, client: Client, wanted: number): Promise<void> {
+      const { granted, retryAfterMs } = await takeUpTo(name, client, wanted, true);
+      if (granted > 0) return;
+      const headers = new HeaderMap([['retry-after', String(Math.ceil(retryAfterMs / 1000))]]);
+      throw refusal(name, retryAfterMs, { status: 429, headers });
     },
 
     /**

@@ -324,8 +324,9 @@ export function createScripts(redis: ScriptedRedis, keys: Keys) {
     raisePosition: async (key: string, position: string) => (await call<number>('raisePosition', key, position)) === 1,
 
     /** Takes up to `wanted` tokens: how many were granted, then tokens left or ms until the next. */
-    async takeTokens(a: { bucket: string; capacity: number; windowMs: number; wanted: number }) {
-      const [granted, value] = await call<[number, number]>('takeTokens', a.bucket, a.capacity, a.windowMs, a.wanted);
+    async takeTokens(a: { bucket: string; capacity: number; windowMs: number; wanted: number; allOrNothing?: boolean }) {
+      const mode = a.allOrNothing ? 'all' : 'some';
+      const [granted, value] = await call<[number, number]>('takeTokens', a.bucket, a.capacity, a.windowMs, a.wanted, mode);
       return { granted, value };
     },
 

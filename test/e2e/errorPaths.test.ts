@@ -18,7 +18,14 @@ describe.each(['jit', 'graphql-js'])('in production with the %s executor', (exec
   let postIds: string[];
 
   beforeAll(async () => {
-    t = await startTestApp({ NODE_ENV: 'production', GRAPHQL_EXECUTOR: executor, RATE_LIMIT_CHANGES: '3', RATE_LIMIT_WINDOW_MS: '600000' });
+    t = await startTestApp({
+      NODE_ENV: 'production',
+      GRAPHQL_EXECUTOR: executor,
+      // Compiled at once: every error below comes from the executor named.
+      JIT_COMPILE_AFTER: '1',
+      RATE_LIMIT_CHANGES: '3',
+      RATE_LIMIT_WINDOW_MS: '600000',
+    });
     postIds = await t.createPosts(3, 1);
     alice = await t.token(1);
     bob = await t.token(2);

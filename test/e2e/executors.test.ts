@@ -1,6 +1,8 @@
 // Tally executes operations with graphql-jit (GRAPHQL_EXECUTOR=jit, the default); graphql-js
 // stays available as the fallback. Both must give clients the same answers: the same data,
-// the same null propagation, the same errors with the same codes and paths.
+// the same null propagation, the same errors with the same codes and paths. The graphql-jit
+// processes here compile every document at once (JIT_COMPILE_AFTER=1), so each answer below
+// is a compiled plan's; by default a document runs on graphql-js until its second run.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type GraphQLResponse, startTestApp, type TestApp } from '../support/app.js';
 import { waitFor } from '../support/wait.js';
@@ -13,7 +15,7 @@ let postIds: string[];
 const SET = 'mutation($i: SetLikeRelationInput!) { setLikeRelation(input: $i) { changed post { id myState { liked faved } } } }';
 
 beforeAll(async () => {
-  jit = await startTestApp({ GRAPHQL_EXECUTOR: 'jit' });
+  jit = await startTestApp({ GRAPHQL_EXECUTOR: 'jit', JIT_COMPILE_AFTER: '1' });
   js = await startTestApp({ GRAPHQL_EXECUTOR: 'graphql-js' }, { sharing: jit });
   postIds = await jit.createPosts(6, 2);
   viewer = await jit.token(3, { name: 'Viewer' });
@@ -117,7 +119,7 @@ describe('graphql-jit and graphql-js', () => {
       __type(name: "Post") { name fields { name description } }
     }`;
     expect(new Set((await expectSameAnswer(query)).errors?.map((e) => e.extensions.code))).toEqual(new Set(['BAD_USER_INPUT']));
-    const devJit = await startTestApp({ NODE_ENV: 'development', GRAPHQL_EXECUTOR: 'jit' }, { sharing: jit });
+    const devJit = await startTestApp({ NODE_ENV: 'development', GRAPHQL_EXECUTOR: 'jit', JIT_COMPILE_AFTER: '1' }, { sharing: jit });
     const devJs = await startTestApp({ NODE_ENV: 'development', GRAPHQL_EXECUTOR: 'graphql-js' }, { sharing: jit });
     try {
       const [a, b] = await Promise.all([devJit.gql(query), devJs.gql(query)]);
@@ -126,6 +128,28 @@ describe('graphql-jit and graphql-js', () => {
     } finally {
       await devJs.stop();
       await devJit.stop();
+    }
+  });
+});
+
+describe('graphql-jit by default (JIT_COMPILE_AFTER=2)', () => {
+  it('runs a new document on graphql-js, compiles it on its second run, and answers alike every time', async () => {
+    const t = await startTestApp({ GRAPHQL_EXECUTOR: 'jit' }, { sharing: jit });
+    try {
+      const compiledBytes = async () => {
+        const metrics = await (await fetch(`${t.url}/metrics`)).text();
+        return Number(/tally_graphql_document_cache_bytes\{cache="compiled"\} (\d+)/.exec(metrics)![1]);
+      };
+      const query = `query($first: Int) { feed(first: $first) { edges { cursor node { id title author { name } counts { likes favs } myState { liked faved } } } } }`;
+      const run = async () => answer(await t.gql(query, { first: 4 }, { token: viewer }));
+      const first = await run();
+      expect(first.data.feed.edges).toHaveLength(4);
+      expect(await compiledBytes()).toBe(0);
+      expect(await run()).toEqual(first);
+      expect(await compiledBytes()).toBeGreaterThan(0);
+      expect(await run()).toEqual(first);
+    } finally {
+      await t.stop();
     }
   });
 });

@@ -61,7 +61,10 @@ const keyOf = (s: (typeof SERVERS)[number]) => `${s.env}/${s.executor}`;
 beforeAll(async () => {
   for (const server of SERVERS) {
     const owner = apps.values().next().value; // one database and Redis prefix for all four
-    const app = await startTestApp({ NODE_ENV: server.env, GRAPHQL_EXECUTOR: server.executor }, owner ? { sharing: owner } : {});
+    const app = await startTestApp(
+      { NODE_ENV: server.env, GRAPHQL_EXECUTOR: server.executor, JIT_COMPILE_AFTER: '1' },
+      owner ? { sharing: owner } : {},
+    );
     apps.set(keyOf(server), app);
   }
 });

@@ -1,5 +1,8 @@
 import { createHash } from 'node:crypto';
+import { getOperationAST, parse } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { operationCost } from '../../src/graphql/cost.js';
+import { createSchema } from '../../src/graphql/schema.js';
 import { errorCodes, startTestApp, type TestApp } from '../support/app.js';
 
 let dev: TestApp;
@@ -53,6 +56,37 @@ describe('limits on what a document may ask', () => {
     await stillHealthy(dev);
   });
 
+  it('costs a list by the size it will run with: a variable, or the default when `first` is left out', async () => {
+    // Cost 400 at most (this app's MAX_QUERY_COST): a page of 10 costs ~328, of 20 ~650.
+    const page = 'edges { node { id title counts { likes favs } } } pageInfo { hasNextPage }';
+    const byVariable = `query($n: Int) { feed(first: $n) { ${page} } }`;
+    expect((await dev.gql(byVariable, { n: 10 })).errors).toBeUndefined();
+    for (const res of [
+      await dev.gql(byVariable, { n: 20 }),
+      await dev.gql(`{ feed { ${page} } }`),
+      await dev.gql(`{ feed(first: 20) { ${page} } }`),
+    ]) {
+      expect(res.status).toBe(400);
+      expect(errorCodes(res)).toEqual(['BAD_USER_INPUT']);
+      expect(res.errors![0]!.message).toMatch(/Cost limit of 400 exceeded/);
+    }
+    // A variable's default counts too, and `ids` costs by how many are asked.
+    expect((await dev.gql(`query($n: Int = 20) { feed(first: $n) { ${page} } }`)).status).toBe(400);
+    const ids = Array.from({ length: 100 }, (_, i) => `"${i + 1}"`).join(',');
+    expect(errorCodes(await dev.gql(`{ posts(ids: [${ids}]) { id title counts { likes favs } } }`))).toEqual(['BAD_USER_INPUT']);
+    await stillHealthy(dev);
+  });
+
+  it('refuses documents over MAX_QUERY_BYTES (32 KiB), comments included, before parsing them', async () => {
+    const commented = `#${'x'.repeat(40 * 1024)}\n{ __typename }`;
+    const res = await dev.gql(commented);
+    expect(res.status).toBe(400);
+    expect(errorCodes(res)).toEqual(['BAD_USER_INPUT']);
+    expect(res.errors![0]!.message).toMatch(/MAX_QUERY_BYTES/);
+    expect((await dev.gql(`#${'x'.repeat(30 * 1024)}\n{ __typename }`)).data).toEqual({ __typename: 'Query' });
+    await stillHealthy(dev);
+  });
+
   it('refuses documents of more than MAX_QUERY_TOKENS (5000) tokens', async () => {
     const res = await dev.gql(`{ viewer { ${'id '.repeat(6000)} } }`);
     expect(errorCodes(res)).toEqual(['BAD_USER_INPUT']);
@@ -78,6 +112,37 @@ describe('limits on what a document may ask', () => {
     const res = await post(dev, { query: FEED, variables: { pad: 'x'.repeat(1024 * 1024) } });
     expect(res.status).toBe(413);
     await stillHealthy(dev);
+  });
+});
+
+describe('the anonymous reads budget', () => {
+  it('charges an expensive anonymous query its cost from its address, and refuses the whole request with 429 once spent', async () => {
+    const t = await startTestApp({
+      MAX_QUERY_COST: '5000',
+      RATE_LIMIT_READS: '5000',
+      RATE_LIMIT_READS_WINDOW_MS: '600000',
+      RATE_LIMIT_READS_MIN_COST: '1000',
+    });
+    try {
+      const query = 'query($n: Int) { feed(first: $n) { edges { node { id title counts { likes favs } } } } }';
+      const document = parse(query);
+      const cost = Math.ceil(operationCost(createSchema(), { document, operation: getOperationAST(document)!, variables: { n: 40 } })!);
+      const fit = Math.floor(5000 / cost);
+      expect(fit).toBeGreaterThanOrEqual(2);
+      for (let i = 0; i < fit; i++) expect((await t.gql(query, { n: 40 })).errors).toBeUndefined();
+      const res = await post(t, { query, variables: { n: 40 } });
+      expect(res.status).toBe(429);
+      expect(Number(res.headers.get('retry-after'))).toBeGreaterThan(0);
+      const body = (await res.json()) as any;
+      expect(body.data).toBeUndefined();
+      expect(body.errors[0].extensions).toMatchObject({ code: 'RATE_LIMITED', retryAfterMs: expect.any(Number) });
+      expect(body.errors[0].extensions.http).toBeUndefined();
+      // Queries below RATE_LIMIT_READS_MIN_COST are free; a signed-in user is not charged from the address.
+      expect((await t.gql(query, { n: 10 })).errors).toBeUndefined();
+      expect((await t.gql(query, { n: 40 }, { token: await t.token(7) })).errors).toBeUndefined();
+    } finally {
+      await t.stop();
+    }
   });
 });
 

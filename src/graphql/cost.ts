@@ -1,0 +1,60 @@
+// What an operation costs to run, computed once its variables are known: a list's size is the
+// `first` it will really run with (a literal, a variable or the schema's default) and the
+// number of `ids` asked, so `feed(first: $n)` with n = 100 costs what `feed(first: 100)`
+// does. graphql-query-complexity walks the operation (fragments, @skip and @include with
+// variables); the estimator keeps the static rule's formula, so MAX_QUERY_COST means what it
+// did: a scalar costs 1, an object 2 plus 1.5 times its selection, times its list size.
+import {
+  type DocumentNode,
+  type GraphQLSchema,
+  getNamedType,
+  getVariableValues,
+  isCompositeType,
+  type OperationDefinitionNode,
+} from 'graphql';
+import { type ComplexityEstimator, getComplexity } from 'graphql-query-complexity';
+
+const SCALAR_COST = 1;
+const OBJECT_COST = 2;
+const DEPTH_FACTOR = 1.5;
+
+/** How many items a list field returns at most, from its arguments (1 for anything else). */
+function listSize(args: Record<string, unknown>): number {
+  if (typeof args.first === 'number') return Math.max(1, args.first);
+  if (Array.isArray(args.ids)) return Math.max(1, args.ids.length);
+  return 1;
+}
+
+const estimator: ComplexityEstimator = ({ field, args, childComplexity }) => {
+  // Introspection is answered from the schema in memory (and refused in production).
+  if (field.name.startsWith('__')) return 0;
+  if (!isCompositeType(getNamedType(field.type))) return SCALAR_COST;
+  return (OBJECT_COST + DEPTH_FACTOR * childComplexity) * listSize(args);
+};
+
+export interface CostedRequest {
+  document: DocumentNode;
+  operation: OperationDefinitionNode;
+  variables: Record<string, unknown> | undefined;
+}
+
+/**
+ * The operation's cost with its variables; null when its variables do not coerce (it will not
+ * execute: execution reports them in graphql-js's words); Infinity when it cannot be costed
+ * (more than 10,000 fields once fragments are spread).
+ */
+export function operationCost(schema: GraphQLSchema, request: CostedRequest): number | null {
+  const variables = request.variables ?? {};
+  if (getVariableValues(schema, request.operation.variableDefinitions ?? [], variables).errors) return null;
+  try {
+    return getComplexity({
+      schema,
+      query: request.document,
+      operationName: request.operation.name?.value,
+      variables,
+      estimators: [estimator],
+    });
+  } catch {
+    return Number.POSITIVE_INFINITY;
+  }
+}
