@@ -17,6 +17,9 @@
     ARGV[5] idempotency record TTL (seconds)
     ARGV[6] entity type     ARGV[7] entity id    ARGV[8] relation   ARGV[9] SDS slot
     ARGV[10] user id (a safe integer)   ARGV[11] author id
+    ARGV[12] not after: epoch ms (Redis's clock) past which the call is refused, 0 for never.
+             A call its client gave up on (timed out) may still be queued in the client; it
+             must not land later, behind the client's back.
 
   Output:
     { 1, changed, eventId }  applied (eventId is '' when nothing changed)
@@ -25,6 +28,7 @@
     -2                       invalid arguments (nothing changed)
     -3                       Redis does not hold this entity's facts yet (lost, not yet
                              restored from PostgreSQL): nothing changed, nothing decided
+    -4                       arrived after ARGV[12]: nothing changed
 ]]
 --- @include "includes/relationSet"
 local rcall = redis.call
@@ -33,9 +37,15 @@ local userId = tonumber(ARGV[10])
 local desired = tonumber(ARGV[2])
 local fingerprint = ARGV[4]
 local ttl = tonumber(ARGV[5])
+local notAfter = tonumber(ARGV[12])
 if not userId or userId < 0 or userId > 9007199254740991 or userId % 1 ~= 0 or (desired ~= 0 and desired ~= 1)
-  or not ttl or ttl <= 0 or string.find(fingerprint, '|', 1, true) then
+  or not ttl or ttl <= 0 or string.find(fingerprint, '|', 1, true) or not notAfter then
   return -2
+end
+
+if notAfter > 0 then
+  local time = rcall('TIME')
+  if tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000) > notAfter then return -4 end
 end
 
 -- Decide nothing against facts Redis does not hold (see includes/readiness.lua).

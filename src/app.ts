@@ -29,10 +29,15 @@ export function createApp(config: Config, options: AppOptions = {}) {
   const connections = openConnections(config, { name: 'tally', db: options.db });
   const { logger, db, keys, redis, eventLogs } = connections;
   const redisRoundTrips = trackRoundTrips(redis);
-  // Live counts and erasure announcements arrive on this connection (API processes only).
+  // API processes only: live counts arrive on one subscriber connection (SSUBSCRIBE, per
+  // partition as watched), deletions and erasures on another (SUBSCRIBE, for good).
   const subscriber =
     config.role !== 'worker' ? createRedis(config, logger, { connectionName: 'tally-live', forSubscriptions: true }) : null;
-  const api = createApiServices(connections, { onRateLimited: (budget) => metrics.rateLimited.inc({ budget }), subscriber });
+  const announcementsSubscriber = config.role !== 'worker' ? createRedis(config, logger, { connectionName: 'tally-announcements' }) : null;
+  const api = createApiServices(connections, {
+    onRateLimited: (budget) => metrics.rateLimited.inc({ budget }),
+    subscriber: announcementsSubscriber,
+  });
   const { services } = api;
   const runsApi = config.role !== 'worker';
   const runsWorkers = config.role !== 'api';
@@ -41,6 +46,7 @@ export function createApp(config: Config, options: AppOptions = {}) {
     lag: () => eventLogs.lag(),
     redisRoundTrips: () => redisRoundTrips.count,
     documentCacheBytes: runsApi ? () => documentCaches.bytes() : undefined,
+    announcementsListening: runsApi ? () => services.announcements.listening() : undefined,
   });
   // Workers also notice a Redis that lost its data and recover it; the API restores what it touches.
   const workers = runsWorkers ? createWorkers(openConnections(config, { name: 'tally-worker', logger }), metrics) : null;
@@ -51,6 +57,8 @@ export function createApp(config: Config, options: AppOptions = {}) {
   const apollo = createApollo(config, logger, schema, documentCaches, createPersistedQueryStore(redis, keys, config.persistedQueries));
   let draining = false;
   const readiness = async () => {
+    // An API process that cannot hear deletions and erasures must not take traffic.
+    if (runsApi && !services.announcements.listening()) throw new Error('not hearing announcements (deletions, erasures)');
     await Promise.all([redis.ping(), db.$queryRaw`SELECT 1`]);
   };
   const http = createHttpServer({
@@ -58,6 +66,7 @@ export function createApp(config: Config, options: AppOptions = {}) {
     graphiql: config.graphiql,
     context: createContextFactory(services),
     readiness,
+    readinessTimeoutMs: config.readinessTimeoutMs,
     isDraining: () => draining,
     metrics,
     limits: config.limits,
@@ -75,6 +84,7 @@ export function createApp(config: Config, options: AppOptions = {}) {
           keys,
           postCache: services.postCache,
           users: services.users,
+          visibility: services.visibility,
           stallMs: config.websocket.stallMs,
           logger,
           hooks: {
@@ -152,7 +162,10 @@ export function createApp(config: Config, options: AppOptions = {}) {
       if (runsApi) await step('graphql', () => apollo.stop());
       await step('workers', () => workers?.stop());
       await step('rebuild requests', () => api.close());
-      await step('connections', () => connections.close());
+      await step('connections', async () => {
+        announcementsSubscriber?.disconnect();
+        await connections.close();
+      });
       logger.info('stopped');
     },
 

@@ -24,15 +24,40 @@ export interface KafkaConfig {
 }
 export type NodeEnv = 'production' | 'development' | 'test';
 
+export interface RedisTimeouts {
+  /** A command not answered within this long fails, and its connection is replaced. */
+  commandTimeoutMs: number;
+  /** TCP keep-alive: the idle time before the first probe. */
+  keepAliveMs: number;
+}
+
+export const REDIS_DEFAULT_TIMEOUTS: RedisTimeouts = { commandTimeoutMs: 5000, keepAliveMs: 10_000 };
+
+export interface DatabaseTimeouts {
+  /** A query (and, on the server, a statement) not done within this long fails. */
+  queryTimeoutMs: number;
+  /** A new connection must be open within this long. */
+  connectTimeoutMs: number;
+  /** TCP keep-alive: the idle time before the first probe. */
+  keepAliveMs: number;
+}
+
+// Queries: the slowest Tally runs (a user counters recount at a million facts) take seconds.
+export const DATABASE_DEFAULT_TIMEOUTS: DatabaseTimeouts = { queryTimeoutMs: 30_000, connectTimeoutMs: 5000, keepAliveMs: 10_000 };
+
 export interface Config {
   nodeEnv: NodeEnv;
   role: Role;
   host: string;
   port: number;
   databaseUrl: string;
+  /** Every PostgreSQL connection's deadlines and TCP keep-alive (src/db/client.ts). */
+  databaseTimeouts: DatabaseTimeouts;
   redisUrl: string;
   /** Redis Cluster seed nodes (host:port); when set, Tally connects to the Cluster instead of REDIS_URL. */
   redisClusterNodes: string[];
+  /** Every Redis connection's command deadline and TCP keep-alive (src/redis/client.ts). */
+  redisTimeouts: RedisTimeouts;
   /** Prepended to every Redis key Tally and BullMQ write, so several deployments or test runs share one Redis. */
   redisKeyPrefix: string;
   jwtSecret: string;
@@ -140,6 +165,13 @@ export interface Config {
     /** How long a push may wait for a socket that is not reading before it is closed (1013). */
     stallMs: number;
   };
+  /**
+   * How often an API process pings its announcements connection; two unanswered and it stops
+   * trusting its caches and says it is not ready (src/services/announcements.ts).
+   */
+  announcementHeartbeatMs: number;
+  /** How long /readyz waits for every dependency before answering 503. */
+  readinessTimeoutMs: number;
   /** On SIGTERM, how long /readyz reports "draining" (so load balancers stop routing) before the listener closes. */
   shutdownDelayMs: number;
   /** The automatic persisted query store: how long a document stays after its last registration, and its bounds. */
@@ -257,8 +289,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     host: env.HOST || '0.0.0.0',
     port: integer('PORT', 4000, 0, 65535),
     databaseUrl: url('DATABASE_URL', 'postgresql://postgres@127.0.0.1:5432/tally', ['postgresql:', 'postgres:']),
+    databaseTimeouts: {
+      queryTimeoutMs: integer('DATABASE_QUERY_TIMEOUT_MS', DATABASE_DEFAULT_TIMEOUTS.queryTimeoutMs, 100, 3_600_000),
+      connectTimeoutMs: integer('DATABASE_CONNECT_TIMEOUT_MS', DATABASE_DEFAULT_TIMEOUTS.connectTimeoutMs, 100, 600_000),
+      keepAliveMs: integer('DATABASE_KEEPALIVE_MS', DATABASE_DEFAULT_TIMEOUTS.keepAliveMs, 1000, 3_600_000),
+    },
     redisUrl: url('REDIS_URL', 'redis://127.0.0.1:6379', ['redis:', 'rediss:']),
     redisClusterNodes: hostPorts('REDIS_CLUSTER_NODES'),
+    redisTimeouts: {
+      commandTimeoutMs: integer('REDIS_COMMAND_TIMEOUT_MS', REDIS_DEFAULT_TIMEOUTS.commandTimeoutMs, 100, 600_000),
+      keepAliveMs: integer('REDIS_KEEPALIVE_MS', REDIS_DEFAULT_TIMEOUTS.keepAliveMs, 1000, 3_600_000),
+    },
     redisKeyPrefix: env.REDIS_KEY_PREFIX ?? '',
     jwtSecret,
     cursorSecret: env.CURSOR_SECRET || jwtSecret,
@@ -330,6 +371,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       stallMs: integer('WS_STALL_MS', 30_000, 100, 3_600_000),
     },
     shutdownDelayMs: integer('SHUTDOWN_DELAY_MS', 0, 0, 120_000),
+    // Deletions and erasures are in force everywhere within a second: deaf for 2 heartbeats at most.
+    announcementHeartbeatMs: integer('ANNOUNCEMENT_HEARTBEAT_MS', 500, 50, 60_000),
+    readinessTimeoutMs: integer('READINESS_TIMEOUT_MS', 2000, 100, 60_000),
     persistedQueries: {
       ttlS: integer('PERSISTED_QUERY_TTL_S', 7 * 24 * 3600, 60, 365 * 24 * 3600),
       maxDocumentBytes: integer('PERSISTED_QUERY_MAX_DOCUMENT_BYTES', 32 * 1024, 100, 1024 * 1024),

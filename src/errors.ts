@@ -42,7 +42,24 @@ export const rateLimited = (message: string, retryAfterMs: number, http?: object
 /** The service cannot do this right now but will soon (nothing changed): retry after the delay. */
 export const unavailable = (message: string, retryAfterMs: number) => coded(ErrorCode.INTERNAL_SERVER_ERROR, message, { retryAfterMs });
 
+/**
+ * A change whose outcome is not known (Redis did not answer in time): it may or may not have
+ * been applied, and will not be later. Retrying with the same idempotency key is safe and
+ * answers what happened.
+ */
+export const outcomeUnknown = (message: string) =>
+  coded(ErrorCode.INTERNAL_SERVER_ERROR, message, { retryable: true, outcome: 'UNKNOWN', retryAfterMs: 1000 });
+
 const KNOWN = new Set<string>(Object.values(ErrorCode));
+
+/**
+ * A dependency that did not answer in time or dropped the connection (ioredis's and pg's own
+ * words): nothing this request would change was decided (writes whose outcome is not known say
+ * so themselves, with outcomeUnknown), so trying again is safe.
+ */
+const TRANSIENT =
+  /Command timed out|Socket timeout|Connection is closed|Stream isn't writeable|max retries per request|Query read timeout|timeout exceeded when trying to connect|Connection terminated/i;
+const isTransient = (cause: unknown) => cause instanceof Error && TRANSIENT.test(cause.message);
 
 // Apollo's own codes for documents that do not parse or validate are bad input from the
 // client's point of view; folding them keeps the set clients must handle closed.
@@ -96,6 +113,10 @@ export function formatError(
     message: options.exposeDetails ? formatted.message : 'internal server error',
     locations: formatted.locations,
     path: formatted.path,
-    extensions: { ...(options.exposeDetails ? extensions : {}), code: ErrorCode.INTERNAL_SERVER_ERROR },
+    extensions: {
+      ...(options.exposeDetails ? extensions : {}),
+      code: ErrorCode.INTERNAL_SERVER_ERROR,
+      ...(isTransient(cause) ? { retryable: true, retryAfterMs: 1000 } : {}),
+    },
   };
 }

@@ -10,6 +10,8 @@ export interface MetricSources {
   redisRoundTrips(): number;
   /** Estimated heap of the parsed and compiled document caches (src/graphql/documentCache.ts); API processes only. */
   documentCacheBytes?(): { parsed: number; compiled: number };
+  /** Whether this API process hears deletions and erasures (src/services/announcements.ts); API processes only. */
+  announcementsListening?(): boolean;
 }
 
 export function createMetrics(sources: MetricSources) {
@@ -52,6 +54,17 @@ export function createMetrics(sources: MetricSources) {
         const bytes = documentCacheBytes();
         this.set({ cache: 'parsed' }, bytes.parsed);
         this.set({ cache: 'compiled' }, bytes.compiled);
+      },
+    });
+
+  const { announcementsListening } = sources;
+  if (announcementsListening)
+    new Gauge({
+      name: 'tally_announcements_listening',
+      help: '1 while this API process hears deletions and erasures; 0 while it does not (it is not ready, and forgets its caches every heartbeat)',
+      registers: [registry],
+      collect() {
+        this.set(announcementsListening() ? 1 : 0);
       },
     });
 

@@ -25,6 +25,7 @@ import type { Metrics } from './metrics.js';
 import type { Connections } from './process/connections.js';
 import { createRecoveryWatch } from './recovery/recoveryWatch.js';
 import { createRelationStore } from './relations/relationStore.js';
+import { heardEverywhereWithinMs } from './services/announcements.js';
 import { createEraser } from './services/eraser.js';
 
 export const RECONCILE_QUEUE = 'tally-reconcile';
@@ -111,7 +112,7 @@ export function createWorkers(connections: Connections, metrics: Metrics) {
     redis,
     keys,
     batchSize: config.erasure.batchSize,
-    refreshMs: config.erasure.refreshMs,
+    heardWithinMs: Math.min(config.erasure.refreshMs, heardEverywhereWithinMs(config.announcementHeartbeatMs)),
     logger,
   });
   const erasureWorker = createErasureWorker({

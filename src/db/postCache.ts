@@ -1,7 +1,8 @@
 // Post lookups made to validate a mutation's target, cached so a burst of likes on one hot
 // post does not reach PostgreSQL per request. Concurrent lookups of one id share a query.
-// Another process may see a deleted post as live for up to the TTL; a missing post is
-// cached briefly so ids that do not exist yet are not remembered as missing for long.
+// Deletions anywhere are announced to every process, which forgets the post at once
+// (src/services/announcements.ts); a missing post is cached briefly so ids that do not exist
+// yet are not remembered as missing for long.
 import { LRUCache } from 'lru-cache';
 import type { PostModel, PostStore } from './posts.js';
 
@@ -24,9 +25,13 @@ export function createPostCache(posts: PostStore, ttlMs: number) {
       if (ttlMs === 0) return (await posts.liveByIds([id]))[0] ?? null;
       return (await cache.fetch(id))?.post ?? null;
     },
-    /** Forget a post in this process (after deleting it). */
+    /** Forget a post in this process (it was deleted, here or elsewhere). */
     forget(id: number): void {
       cache.delete(id);
+    },
+    /** Forget every post (this process may have missed deletions). */
+    clear(): void {
+      cache.clear();
     },
   };
 }

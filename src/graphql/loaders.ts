@@ -48,22 +48,14 @@ export function createLoaders(services: Services, viewer: Viewer | null, client:
     }),
     /** A key for `listPageToken` (each list page takes its own token). */
     nextListPage: () => ++listPages,
-    /** A user whose erasure started loads as null (their row goes in the background). */
+    /** Users a client may see: one whose erasure started loads as null (their row goes in the background). */
     user: new DataLoader<number, UserModel | null>(
-      async (ids) =>
-        inKeyOrder(
-          ids,
-          (await services.users.byIds(ids)).filter((u) => !services.erasedUsers.has(u.id)),
-        ),
+      async (ids) => inKeyOrder(ids, services.visibility.users(await services.users.byIds(ids))),
       { cache },
     ),
-    /** Live posts only: a deleted post loads as null. */
+    /** Posts a client may see: a deleted one, or one of an erased author, loads as null. */
     post: new DataLoader<number, PostModel | null>(
-      async (ids) =>
-        inKeyOrder(
-          ids,
-          (await services.posts.liveByIds(ids)).filter((p) => !services.erasedUsers.has(p.authorId)),
-        ),
+      async (ids) => inKeyOrder(ids, services.visibility.posts(await services.posts.liveByIds(ids))),
       { cache },
     ),
     counts: new DataLoader<number, PostCounts>(

@@ -11,8 +11,10 @@ import type { UserStore } from '../db/users.js';
 import type { RateLimiter } from '../limits/rateLimiter.js';
 import type { DurableReads } from '../recovery/durableReads.js';
 import type { RelationStore } from '../relations/relationStore.js';
+import type { Announcements } from '../services/announcements.js';
 import type { Commands } from '../services/commands.js';
 import type { ErasedUsers } from '../services/erasedUsers.js';
+import type { Visibility } from '../services/visibility.js';
 import type { CursorCodec } from './cursor.js';
 
 export interface Services {
@@ -31,6 +33,10 @@ export interface Services {
   durableReads: DurableReads;
   /** Users whose erasure started: their tokens no longer work. */
   erasedUsers: ErasedUsers;
+  /** What a client may see of a post or a user (the one rule; src/services/visibility.ts). */
+  visibility: Visibility;
+  /** Whether this process hears other processes' deletions and erasures (readiness). */
+  announcements: Pick<Announcements, 'listening'>;
   /** Every change a user can make (src/services/): resolvers delegate to these. */
   commands: Commands;
 }

@@ -30,6 +30,8 @@ export interface HttpDeps {
   context: (authorization: string | undefined, scope: RequestScope) => Promise<GraphQLContext>;
   /** Resolves when every dependency answers; rejects with the reason otherwise. */
   readiness: () => Promise<void>;
+  /** /readyz answers 503 when `readiness` has not resolved within this long. */
+  readinessTimeoutMs: number;
   /** True once shutdown began: /readyz turns false so load balancers stop sending traffic. */
   isDraining: () => boolean;
   metrics: Metrics;
@@ -169,7 +171,9 @@ async function serveGraphQL(apollo: Apollo, deps: HttpDeps, req: IncomingMessage
     if (response === TIMED_OUT) {
       scope.outcome = ErrorCode.INTERNAL_SERVER_ERROR;
       const message = `execution took longer than ${deps.limits.executionTimeoutMs} ms and was abandoned`;
-      return sendJson(res, 503, { errors: [{ message, extensions: { code: ErrorCode.INTERNAL_SERVER_ERROR } }] });
+      // A mutation's changes may or may not have been made: retrying with the same idempotency keys is safe.
+      const unknown = scope.operation?.startsWith('mutation') ? { outcome: 'UNKNOWN', retryable: true } : { retryable: true };
+      return sendJson(res, 503, { errors: [{ message, extensions: { code: ErrorCode.INTERNAL_SERVER_ERROR, ...unknown } }] });
     }
     scope.outcome ??= outcomeOfStatus(response.status ?? 200);
     for (const [key, value] of response.headers) res.setHeader(key, value);
@@ -190,7 +194,8 @@ async function serveGraphQL(apollo: Apollo, deps: HttpDeps, req: IncomingMessage
 async function serveReadiness(deps: HttpDeps, res: ServerResponse) {
   if (deps.isDraining()) return sendJson(res, 503, { status: 'draining' });
   try {
-    await deps.readiness();
+    const ready = await withDeadline(deps.readiness(), deps.readinessTimeoutMs);
+    if (ready === TIMED_OUT) throw new Error(`a dependency did not answer within ${deps.readinessTimeoutMs} ms`);
     sendJson(res, 200, { status: 'ready' });
   } catch (error) {
     // The reason names hosts and drivers: it goes to the log, not to whoever asks.

@@ -13,6 +13,7 @@ import { POST_SLOTS, USER_COUNTERS, type UserCounterValues } from '../domain/cou
 import { entityName, POST } from '../domain/entities.js';
 import type { Logger } from '../log.js';
 import type { Keys } from '../redis/keys.js';
+import type { Visibility } from '../services/visibility.js';
 import type { CountsFeed, CountsMessage } from './countsFeed.js';
 import { createFanOut } from './fanOut.js';
 import { LiveStream } from './liveStream.js';
@@ -49,6 +50,8 @@ export function createLiveCounts(deps: {
   keys: Keys;
   postCache: PostCache;
   users: UserStore;
+  /** Pushes show what reads show: nothing deleted or of an erased user. */
+  visibility: Visibility;
   stallMs: number;
   logger: Logger;
   hooks?: LiveCountsHooks;
@@ -149,10 +152,10 @@ export function createLiveCounts(deps: {
     idOf: (name) => (name.startsWith(POST_NAME_PREFIX) ? Number(name.slice(POST_NAME_PREFIX.length)) : Number.NaN),
     async resolve(ids, message) {
       const asOf = new Date(message.asOf);
-      const posts = await Promise.all(ids.map((id) => deps.postCache.get(id)));
+      const posts = await Promise.all(ids.map(async (id) => deps.visibility.post(await deps.postCache.get(id))));
       return posts.flatMap((post) => {
         const slots = post && message.counts[entityName({ type: POST, id: post.id })];
-        if (!post || !slots) return []; // deleted posts do not push
+        if (!post || !slots) return []; // posts a client may not see do not push
         return [
           { ...post, liveCounts: { likes: slots[POST_SLOTS.like] ?? 0, favs: slots[POST_SLOTS.fav] ?? 0, asOf }, publishedAt: message.at },
         ];
@@ -165,7 +168,7 @@ export function createLiveCounts(deps: {
     idOf: Number,
     async resolve(ids, message) {
       const asOf = new Date(message.asOf);
-      return (await deps.users.byIds(ids)).flatMap((user) => {
+      return deps.visibility.users(await deps.users.byIds(ids)).flatMap((user) => {
         const slots = message.counts[String(user.id)];
         if (!slots) return [];
         const values = Object.fromEntries(USER_COUNTERS.map((field, slot) => [field, slots[slot] ?? 0])) as UserCounterValues;

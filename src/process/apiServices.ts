@@ -20,9 +20,11 @@ import { createRateLimiter } from '../limits/rateLimiter.js';
 import { createDurableReads } from '../recovery/durableReads.js';
 import type { RedisClient } from '../redis/client.js';
 import { createRelationStore } from '../relations/relationStore.js';
+import { createAnnouncements } from '../services/announcements.js';
 import { chargeTo, free } from '../services/charges.js';
 import { createCommands } from '../services/commands.js';
 import { createErasedUsers } from '../services/erasedUsers.js';
+import { createVisibility } from '../services/visibility.js';
 import type { Connections } from './connections.js';
 
 export interface ApiServiceOptions {
@@ -30,7 +32,7 @@ export interface ApiServiceOptions {
   onRateLimited?: (budget: BudgetName) => void;
   /** Operator tools act for the service: their commands draw from no client's budget. */
   operator?: boolean;
-  /** A connection in subscriber mode on which erasure announcements arrive (API processes). */
+  /** A connection of its own in subscriber mode on which announcements arrive (API processes). */
   subscriber?: RedisClient | null;
 }
 
@@ -44,17 +46,33 @@ export function createApiServices(connections: Connections, options: ApiServiceO
   const feedCache = createFeedCache(posts, config.feedCacheTtlMs);
   const userCounters = createUserCounters({ redis, keys, store: createUserCounterStore(db) });
   const postCounters = createPostCounters({ redis, keys, onMissing: (id) => rebuildRequests.request({ type: POST, id }) });
-  const relations = createRelationStore(redis, keys, { restore: (entity) => recovery.restorer.restore(entity) });
+  const relations = createRelationStore(redis, keys, {
+    restore: (entity) => recovery.restorer.restore(entity),
+    writeDeadlineMs: config.redisTimeouts.commandTimeoutMs,
+  });
   const erasures = createErasureStore(db);
   const erasureRequests = createErasureRequests(connections.jobsRedis, keys);
-  const erasedUsers = createErasedUsers({
-    store: erasures,
+  // Deletions and erasures reach every API process's caches at once; one that missed some
+  // (its connection dropped or went quiet) forgets its caches and re-reads the erasure list,
+  // and does so every heartbeat until it hears again (src/services/announcements.ts).
+  const announcements = createAnnouncements({
     publisher: redis,
     subscriber: options.subscriber ?? null,
-    channel: keys.erasuresChannel(),
-    refreshMs: config.erasure.refreshMs,
+    channels: { erased: keys.erasuresChannel(), deleted: keys.deletionsChannel() },
+    heartbeatMs: config.announcementHeartbeatMs,
+    onResync: async () => {
+      postCache.clear();
+      feedCache.forgetAll();
+      await erasedUsers.refresh();
+    },
     logger,
   });
+  const erasedUsers = createErasedUsers({ store: erasures, announcements, refreshMs: config.erasure.refreshMs, logger });
+  announcements.on('deleted', (postId) => {
+    postCache.forget(postId);
+    feedCache.forgetAll();
+  });
+  const visibility = createVisibility({ erasedUsers });
   const rateLimiter = createRateLimiter({ redis, keys, budgets: config.rateLimits, onRejected: options.onRateLimited });
   const services: Services = {
     auth: createAuth(config.jwtSecret),
@@ -70,9 +88,13 @@ export function createApiServices(connections: Connections, options: ApiServiceO
     cursors: createCursorCodec(config.cursorSecret),
     durableReads: createDurableReads(recovery.facts),
     erasedUsers,
+    visibility,
+    announcements,
     commands: createCommands({
       erasures,
       erasedUsers,
+      visibility,
+      announcePostDeleted: (postId) => announcements.announce('deleted', postId),
       requestErasure: (userId) => erasureRequests.request(userId),
       posts,
       users,
@@ -86,9 +108,13 @@ export function createApiServices(connections: Connections, options: ApiServiceO
   };
   return {
     services,
-    /** Loads the erasures in progress and listens for new ones. */
-    start: () => erasedUsers.start(),
+    /** Loads the erasures in progress and listens for announcements. */
+    async start() {
+      await erasedUsers.start();
+      await announcements.start();
+    },
     async close() {
+      announcements.stop();
       erasedUsers.stop();
       await Promise.all([rebuildRequests.close(), erasureRequests.close()]);
     },

@@ -24,7 +24,7 @@ export interface ConnectionOptions {
 export function openConnections(config: Config, options: ConnectionOptions) {
   const logger = options.logger ?? createLogger(config);
   const keys = createKeys(config.redisKeyPrefix, config.partitions);
-  const db = createDb(config.databaseUrl, options.db);
+  const db = createDb(config.databaseUrl, { timeouts: config.databaseTimeouts, ...options.db });
   const redis = withScripts(createRedis(config, logger, { connectionName: options.name }));
   // BullMQ blocks on its connection; it connects when a queue or worker first uses it.
   const jobsRedis = createRedis(config, logger, { connectionName: 'tally-jobs', forJobs: true });

@@ -4,6 +4,7 @@
 // feed page's loaders cost one round trip (on a Cluster: one parallel write to each node).
 import { Cluster, type RedisOptions as IoRedisOptions, Redis } from 'ioredis';
 import type { Logger } from 'pino';
+import { REDIS_DEFAULT_TIMEOUTS, type RedisTimeouts } from '../config.js';
 
 export interface RedisOptions {
   connectionName?: string;
@@ -17,7 +18,12 @@ export interface RedisOptions {
 export interface RedisTarget {
   redisUrl: string;
   redisClusterNodes?: readonly string[];
+  /** Deadlines and keep-alive of every connection (defaults: REDIS_DEFAULT_TIMEOUTS). */
+  redisTimeouts?: RedisTimeouts;
 }
+
+/** BullMQ blocks a connection for up to 10 s waiting for a job (its cap for BZPOPMIN). */
+const JOBS_LONGEST_BLOCK_MS = 10_000;
 
 export type RedisClient = Redis | Cluster;
 
@@ -32,13 +38,32 @@ export function seedNodes(nodes: readonly string[]) {
 }
 
 export function createRedis(target: string | RedisTarget, logger: Logger, options: RedisOptions = {}): RedisClient {
-  const { redisUrl, redisClusterNodes = [] } = typeof target === 'string' ? { redisUrl: target } : target;
+  const {
+    redisUrl,
+    redisClusterNodes = [],
+    redisTimeouts = REDIS_DEFAULT_TIMEOUTS,
+  } = typeof target === 'string' ? { redisUrl: target } : target;
   const connectionName = options.connectionName ?? 'tally';
+  const { commandTimeoutMs, keepAliveMs } = redisTimeouts;
   const perConnection: IoRedisOptions = {
     connectionName,
     // Fail a command after a few reconnect attempts instead of queueing it forever: a request
     // should get an error, not hang, while Redis is away.
     maxRetriesPerRequest: options.forJobs ? null : 3,
+    // A connection that stops answering (half-open: a proxy or a network that drops packets
+    // without closing anything) is destroyed once a command waits this long for any data,
+    // and ioredis connects anew. BullMQ's blocking waits are longer than a command's.
+    socketTimeout: options.forJobs ? commandTimeoutMs + JOBS_LONGEST_BLOCK_MS : commandTimeoutMs,
+    keepAlive: keepAliveMs,
+    ...(options.forJobs
+      ? {}
+      : {
+          // The caller hears of a slow command in time (BullMQ's blocking commands must wait).
+          commandTimeout: commandTimeoutMs,
+          // A command sent on a connection that died is failed, never sent again on the next:
+          // its caller already gave up and answered (writes also carry a deadline, lua/setRelation-6.lua).
+          autoResendUnfulfilledCommands: false,
+        }),
   };
   const redis: RedisClient =
     redisClusterNodes.length > 0

@@ -129,6 +129,8 @@ export function createKeys(prefix: string, partitions: number) {
     legacyRecovering: () => `${prefix}recovering`,
     /** Channel announcing erasures as they start (every API process stops trusting the user). */
     erasuresChannel: () => `${prefix}erasures`,
+    /** Channel announcing deleted posts (every API process forgets them in its caches). */
+    deletionsChannel: () => `${prefix}deletions`,
     /** BullMQ's key prefix; the braces keep every queue's keys in one Cluster slot (BullMQ's scripts need a queue's keys together). */
     bullPrefix: () => `${prefix}{bull}`,
     /** Live consumers of a group (sorted set scored by heartbeat). */

@@ -9,6 +9,8 @@ export const ScriptErrorCode = {
   InvalidArguments: -2,
   /** setRelation: Redis does not hold the entity's facts (lost, not restored yet); nothing decided. */
   NotRestored: -3,
+  /** setRelation: the call reached Redis after its deadline (its client had given up); nothing changed. */
+  TooLate: -4,
 } as const;
 export type ScriptErrorCode = (typeof ScriptErrorCode)[keyof typeof ScriptErrorCode];
 

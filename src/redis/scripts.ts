@@ -60,6 +60,8 @@ export function createScripts(redis: ScriptedRedis, keys: Keys) {
       idempotencyKey: string;
       fingerprint: string;
       idempotencyTtlS: number;
+      /** Epoch ms past which Redis refuses the call (TooLate); 0 for never. */
+      notAfterMs?: number;
     }): Promise<{ changed: boolean; replayed: boolean; eventId: string }> {
       const partition = keys.partitionOf(a.entity);
       const [status, changed, eventId] = await call<[number, number, string]>(
@@ -81,6 +83,7 @@ export function createScripts(redis: ScriptedRedis, keys: Keys) {
         a.relation.slot,
         a.userId,
         a.authorId,
+        a.notAfterMs ?? 0,
       );
       return { changed: changed === 1, replayed: status === 2, eventId };
     },

@@ -2,7 +2,7 @@
 // step that also appends the counter event), and read the viewer's own state.
 import { type EntityRef, type EntityType, entityName, POST, USER } from '../domain/entities.js';
 import { FAV, FOLLOW, LIKE, POST_RELATIONS, type PostRelationKind, type Relation } from '../domain/relations.js';
-import { conflict, unavailable } from '../errors.js';
+import { conflict, outcomeUnknown, unavailable } from '../errors.js';
 import { isCluster } from '../redis/client.js';
 import type { Keys } from '../redis/keys.js';
 import { commandGroups } from '../redis/partition.js';
@@ -56,7 +56,15 @@ export interface RelationStoreDeps {
    * Without it (tools that own their Redis) such a write is refused.
    */
   restore?: (entity: EntityRef) => Promise<void>;
+  /**
+   * How long a write may take to reach Redis before Redis refuses it (the Redis command
+   * timeout): one whose client timed out never lands later. Unset: no deadline (tools).
+   */
+  writeDeadlineMs?: number;
 }
+
+/** ioredis's words for a command its connection did not answer in time (REDIS_COMMAND_TIMEOUT_MS). */
+const isTimeout = (error: unknown) => error instanceof Error && /timed out|Socket timeout/.test(error.message);
 
 export function createRelationStore(redis: ScriptedRedis, keys: Keys, deps: RelationStoreDeps = {}) {
   const scripts = createScripts(redis, keys);
@@ -68,15 +76,6 @@ export function createRelationStore(redis: ScriptedRedis, keys: Keys, deps: Rela
     if (key !== null) checkText(key, 'idempotencyKey', 1, IDEMPOTENCY_KEY_MAX);
     const fingerprint = key === null ? '' : `${entityName(entity)}:${relation.name}:${active ? 1 : 0}`;
 
-    if (key !== null) {
-      // The result record lives in the entity's slot (the script must reach it); this claim in
-      // the user's slot is what catches the same key reused for another entity.
-      const claimed = (await redis.call('SET', keys.idempotencyClaim(userId, key), fingerprint, 'EX', IDEMPOTENCY_TTL_S, 'NX', 'GET')) as
-        | string
-        | null;
-      if (claimed !== null && claimed !== fingerprint) throw conflictError();
-    }
-
     const attempt = () =>
       scripts.setRelation({
         entity,
@@ -87,8 +86,16 @@ export function createRelationStore(redis: ScriptedRedis, keys: Keys, deps: Rela
         idempotencyKey: key ?? '',
         fingerprint,
         idempotencyTtlS: IDEMPOTENCY_TTL_S,
+        notAfterMs: deps.writeDeadlineMs ? Date.now() + deps.writeDeadlineMs : 0,
       });
     try {
+      if (key !== null) {
+        // The result record lives in the entity's slot (the script must reach it); this claim in
+        // the user's slot is what catches the same key reused for another entity.
+        const claim = keys.idempotencyClaim(userId, key);
+        const claimed = (await redis.call('SET', claim, fingerprint, 'EX', IDEMPOTENCY_TTL_S, 'NX', 'GET')) as string | null;
+        if (claimed !== null && claimed !== fingerprint) throw conflictError();
+      }
       try {
         return await attempt();
       } catch (error) {
@@ -99,6 +106,12 @@ export function createRelationStore(redis: ScriptedRedis, keys: Keys, deps: Rela
       }
     } catch (error) {
       if (isScriptError(error, ScriptErrorCode.IdempotencyConflict)) throw conflictError();
+      if (isScriptError(error, ScriptErrorCode.TooLate)) {
+        throw unavailable('the change reached Redis too late and was not applied; send it again', 1000);
+      }
+      if (isTimeout(error)) {
+        throw outcomeUnknown('Redis did not answer in time: the change may or may not be applied; retry with the same idempotencyKey');
+      }
       if (isScriptError(error, ScriptErrorCode.NotRestored)) {
         throw unavailable(`${entity.type} ${entity.id} is being restored after a Redis restart; try again shortly`, 1000);
       }

@@ -3,12 +3,20 @@
 // connection of their own in subscriber mode (SUBSCRIBE): live counts' SSUBSCRIBEs once shared
 // it, and when their last SUNSUBSCRIBE answered 0 ioredis took the connection out of
 // subscriber mode and dropped erasures. A process that cannot hear announcements says so:
-// `listening()` turns false when its connection drops or stops answering the heartbeat (and
-// /readyz with it), and once it hears again it catches up (`onResync`) before turning true.
+// `listening()` turns false when its connection drops or leaves two heartbeats unanswered
+// (and /readyz with it). Until it hears again it catches up (`onResync`: forget the caches,
+// re-read the erasure list) every heartbeat, so what it shows is never older than that; once
+// it hears again it catches up one last time before turning true.
 import type { Logger } from '../log.js';
 import type { RedisClient } from '../redis/client.js';
 
 export type AnnouncementKind = 'erased' | 'deleted';
+
+/**
+ * How long after an announcement every API process acts on it, at the latest: one that did
+ * not hear it stops listening within two heartbeats and catches up on the next.
+ */
+export const heardEverywhereWithinMs = (heartbeatMs: number) => 3 * heartbeatMs;
 
 export interface AnnouncementsDeps {
   /** Publishes announcements (any connection). */
@@ -17,7 +25,7 @@ export interface AnnouncementsDeps {
   subscriber: RedisClient | null;
   /** The channel of each kind: a user id whose erasure began, a post id that was deleted. */
   channels: Record<AnnouncementKind, string>;
-  /** How often the subscriber connection is pinged; unanswered for 3 of these, it is not listening. */
+  /** How often the subscriber connection is pinged; unanswered for 2 of these, it is not listening. */
   heartbeatMs: number;
   /** Catches up on what may have been missed while not listening (re-read lists, drop caches). */
   onResync: () => Promise<void>;
@@ -41,6 +49,9 @@ export function createAnnouncements(deps: AnnouncementsDeps) {
     const id = Number(message);
     if (kind && Number.isSafeInteger(id) && id > 0) hear(kind, id);
   };
+
+  const listening = () => !subscriber || (subscribed && Date.now() - lastAnswer <= 2 * deps.heartbeatMs);
+  const catchUp = () => deps.onResync().catch((error: unknown) => deps.logger.warn({ err: error }, 'could not catch up on announcements'));
 
   /** Subscribes (again, after a reconnect: ioredis's own resubscription is not awaited), then catches up. */
   async function subscribe(): Promise<void> {
@@ -74,10 +85,7 @@ export function createAnnouncements(deps: AnnouncementsDeps) {
     },
 
     /** Whether this process hears announcements now (always true where it need not). */
-    listening(): boolean {
-      if (!subscriber) return true;
-      return subscribed && Date.now() - lastAnswer < 3 * deps.heartbeatMs;
-    },
+    listening,
 
     async start(): Promise<void> {
       if (!subscriber) return;
@@ -85,13 +93,20 @@ export function createAnnouncements(deps: AnnouncementsDeps) {
       subscriber.on('ready', onReady);
       subscriber.on('close', onClose);
       await subscribe();
+      let deaf = false;
       heartbeat = setInterval(() => {
+        // Not hearing: whatever was announced meanwhile is caught up on, every heartbeat.
+        if (!listening()) {
+          if (!deaf) deps.logger.warn('not hearing announcements: caches are forgotten every heartbeat until it does');
+          deaf = true;
+          void catchUp();
+        } else deaf = false;
         subscriber
           .ping()
           .then(() => {
             lastAnswer = Date.now();
           })
-          .catch(() => {}); // a dead connection is noticed by listening() and replaced by the client
+          .catch(() => {}); // a dead connection is replaced by the client (REDIS_SOCKET_TIMEOUT_MS)
       }, deps.heartbeatMs);
       heartbeat.unref();
     },

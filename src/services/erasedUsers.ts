@@ -1,19 +1,16 @@
 // Which users this process must treat as gone, from the moment their erasure starts: their
-// token no longer works (UNAUTHENTICATED) and their open sockets close. Erasures started
-// anywhere are announced on a Redis channel; a periodic look at the erasure list catches any
-// announcement this process missed (a reconnect). Users erased before this process started
-// are refused by users.ensure, which never creates an erased user again.
+// token no longer works (UNAUTHENTICATED), their open sockets close, and nothing of theirs is
+// shown (src/services/visibility.ts). Erasures started anywhere are announced
+// (src/services/announcements.ts); a periodic look at the erasure list catches any this
+// process missed. Users erased before this process started are refused by users.ensure, which
+// never creates an erased user again.
 import type { ErasureStore } from '../db/erasures.js';
 import type { Logger } from '../log.js';
-import type { RedisClient } from '../redis/client.js';
+import type { Announcements } from './announcements.js';
 
 export interface ErasedUsersDeps {
   store: ErasureStore;
-  /** Publishes announcements (any connection). */
-  publisher: RedisClient;
-  /** A connection in subscriber mode for announcements; null where nobody needs to hear them (tools). */
-  subscriber: RedisClient | null;
-  channel: string;
+  announcements: Pick<Announcements, 'on' | 'announce'>;
   refreshMs: number;
   logger: Logger;
 }
@@ -32,18 +29,14 @@ export function createErasedUsers(deps: ErasedUsersDeps) {
     erased.add(userId);
     for (const listener of listeners) listener(userId);
   };
+  deps.announcements.on('erased', learn);
 
+  /** Reads the erasures started since the last look (and a little before it). */
   async function refresh(): Promise<void> {
     const since = new Date(lastRefresh.getTime() - REFRESH_OVERLAP_MS);
     lastRefresh = new Date();
     for (const row of await deps.store.requestedSince(since)) learn(row.userId);
   }
-
-  const onMessage = (channel: string, message: string) => {
-    if (channel !== deps.channel) return;
-    const userId = Number(message);
-    if (Number.isSafeInteger(userId) && userId > 0) learn(userId);
-  };
 
   return {
     /** Whether the user's erasure started (as far as this process has heard). */
@@ -55,17 +48,13 @@ export function createErasedUsers(deps: ErasedUsersDeps) {
     },
 
     /** Tells every process (this one at once) that the user's erasure started. */
-    async announce(userId: number): Promise<void> {
-      learn(userId);
-      await deps.publisher.publish(deps.channel, String(userId));
-    },
+    announce: (userId: number) => deps.announcements.announce('erased', userId),
 
+    refresh,
+
+    /** Loads the erasures in progress, then looks again every `refreshMs`. */
     async start(): Promise<void> {
       for (const row of await deps.store.running()) learn(row.userId);
-      if (deps.subscriber) {
-        deps.subscriber.on('message', onMessage);
-        await deps.subscriber.subscribe(deps.channel);
-      }
       timer = setInterval(() => {
         refresh().catch((error: unknown) => deps.logger.warn({ err: error }, 'could not refresh the erasure list'));
       }, deps.refreshMs);
@@ -74,7 +63,6 @@ export function createErasedUsers(deps: ErasedUsersDeps) {
 
     stop(): void {
       if (timer) clearInterval(timer);
-      deps.subscriber?.off('message', onMessage);
     },
   };
 }

@@ -32,8 +32,8 @@ export interface EraserDeps {
   redis: RedisClient;
   keys: Keys;
   batchSize: number;
-  /** ERASURE_REFRESH_MS: how often an API process re-reads the erasure list. */
-  refreshMs: number;
+  /** How long after an erasure began every API process refuses the user (src/services/announcements.ts). */
+  heardWithinMs: number;
   logger: Logger;
 }
 
@@ -54,7 +54,7 @@ const SCAN_COUNT = 1000;
 const UNDO_CHUNK = 10;
 /**
  * A request already past the erased-user check when its process learns of the erasure: the
- * last settle starts this long after every process refuses the user (refreshMs), so a change
+ * last settle starts this long after every process refuses the user (heardWithinMs), so a change
  * one accepted before it knew is in the outbox, persisted, and deleted with the rows.
  */
 const IN_FLIGHT_MS = 1000;
@@ -166,7 +166,7 @@ export function createEraser(deps: EraserDeps) {
       switch (phase) {
         case 'settle':
         case 'settle-changes': {
-          if (phase === 'settle-changes' && Date.now() < row.requestedAt.getTime() + deps.refreshMs + IN_FLIGHT_MS) {
+          if (phase === 'settle-changes' && Date.now() < row.requestedAt.getTime() + deps.heardWithinMs + IN_FLIGHT_MS) {
             waiting = true;
             break;
           }

@@ -9,6 +9,7 @@ import type { PostModel, PostStore } from '../db/posts.js';
 import { forbidden, notFound } from '../errors.js';
 import { BODY_MAX_CHARS, checkText, TITLE_MAX_CHARS } from '../text.js';
 import type { Charge } from './charges.js';
+import type { Visibility } from './visibility.js';
 
 export interface PostServiceDeps {
   posts: PostStore;
@@ -17,6 +18,9 @@ export interface PostServiceDeps {
   postCounters: PostCounters;
   userCounters: UserCounters;
   charge: Charge;
+  visibility: Visibility;
+  /** Tells every API process to forget the deleted post in its caches. */
+  announcePostDeleted: (postId: number) => Promise<void>;
 }
 
 export interface NewPost {
@@ -43,12 +47,13 @@ export function createPostService(deps: PostServiceDeps) {
      */
     async delete(userId: number, postId: number): Promise<PostModel> {
       await deps.charge('writes', userId);
-      const [post] = await deps.posts.liveByIds([postId]);
+      const post = deps.visibility.post((await deps.posts.liveByIds([postId]))[0]);
       if (!post) throw notFound(`post ${postId} not found`);
       if (post.authorId !== userId) throw forbidden('only the author can delete a post');
       const deleted = await deps.posts.softDelete(postId);
       deps.postCache.forget(postId);
       deps.feedCache.forgetAll();
+      await deps.announcePostDeleted(postId);
       if (!deleted) throw notFound(`post ${postId} not found`); // deleted concurrently
       await deps.userCounters.cache(deleted.counters, { changed: true });
       return deleted.post;

@@ -8,7 +8,7 @@ import type { PostRelationKind } from '../domain/relations.js';
 import { badInput, notFound } from '../errors.js';
 import type { RelationStore } from '../relations/relationStore.js';
 import type { Charge } from './charges.js';
-import type { ErasedUsers } from './erasedUsers.js';
+import type { Visibility } from './visibility.js';
 
 export interface RelationServiceDeps {
   relations: RelationStore;
@@ -16,13 +16,13 @@ export interface RelationServiceDeps {
   users: UserStore;
   charge: Charge;
   /**
-   * Users being (or already) erased: their posts and they themselves take no more changes.
-   * Such a change would land after the erasure read what to undo, or after it deleted their
-   * rows: a follow of them would stay counted in the follower's followings once the erasure
-   * deleted the fact, and a like or unlike of their post (still in a post cache) would
-   * bring their user_counters row back.
+   * Only what a client may see takes changes: not a deleted post, not an erased user or their
+   * posts. A change to an erased user's would land after the erasure read what to undo, or
+   * after it deleted their rows: a follow of them would stay counted in the follower's
+   * followings once the erasure deleted the fact, and a like or unlike of their post (still
+   * in a post cache) would bring their user_counters row back.
    */
-  erasedUsers: Pick<ErasedUsers, 'has'>;
+  visibility: Visibility;
 }
 
 export interface RelationChange {
@@ -39,8 +39,8 @@ export function createRelationService(deps: RelationServiceDeps) {
       input: RelationChange & { postId: number; kind: PostRelationKind },
     ): Promise<{ post: PostModel; kind: PostRelationKind; active: boolean; changed: boolean }> {
       const { postId, kind, active } = input;
-      const post = await deps.postCache.get(postId);
-      if (!post || deps.erasedUsers.has(post.authorId)) throw notFound(`post ${postId} not found`);
+      const post = deps.visibility.post(await deps.postCache.get(postId));
+      if (!post) throw notFound(`post ${postId} not found`);
       await deps.charge('changes', userId);
       const { changed } = await deps.relations.set({
         userId,
@@ -60,8 +60,8 @@ export function createRelationService(deps: RelationServiceDeps) {
     ): Promise<{ user: UserModel; active: boolean; changed: boolean }> {
       const { followeeId, active } = input;
       if (followeeId === userId) throw badInput('you cannot follow yourself', { argumentName: 'userId' });
-      const [user] = await deps.users.byIds([followeeId]);
-      if (!user || deps.erasedUsers.has(followeeId)) throw notFound(`user ${followeeId} not found`);
+      const user = deps.visibility.user((await deps.users.byIds([followeeId]))[0]);
+      if (!user) throw notFound(`user ${followeeId} not found`);
       await deps.charge('changes', userId);
       const { changed } = await deps.relations.setFollow({ userId, followeeId, active, idempotencyKey: input.idempotencyKey });
       return { user, active, changed };

@@ -28,7 +28,7 @@ export const Post: PostResolvers = {
       scan: (limit, from) => ctx.services.lists.usersOf(POST, post.id, relation, limit, from, { privateExceptFor: ctx.viewer?.id ?? null }),
       load: (ids) => ctx.loaders.user.loadMany(ids),
       // Checked again on the loaded user: one who turned private since the scan stays hidden.
-      keep: (user) => user.likesPublic || user.id === ctx.viewer?.id,
+      keep: (user) => ctx.services.visibility.likesVisibleTo(user, ctx.viewer?.id ?? null),
     });
   },
 };

@@ -18,8 +18,8 @@ export const Query: QueryResolvers = {
     const limit = parsePageSize(first);
     const position = decodePosition(services.cursors, 'feed', after);
     // Posts of a user whose erasure started are left out until the erasure deletes them (seconds).
-    const rows = (await services.feedCache.page(limit + 1, position && { createdAt: position.at, id: position.id })).filter(
-      (post) => !services.erasedUsers.has(post.authorId),
+    const rows = services.visibility.posts(
+      await services.feedCache.page(limit + 1, position && { createdAt: position.at, id: position.id }),
     );
     for (const post of rows) loaders.post.prime(post.id, post);
     return toPage(rows, limit, (post) => encodePosition(services.cursors, 'feed', { at: post.createdAt, id: post.id }));

@@ -12,7 +12,7 @@ export const User: UserResolvers = {
   likedPosts: async (user, { kind, first, after }, ctx) => {
     // The privacy setting as stored now, not as a cached parent (a feed page's author) saw it.
     const owner = ctx.viewer?.id === user.id ? user : await ctx.loaders.user.load(user.id);
-    if (ctx.viewer?.id !== user.id && !owner?.likesPublic) {
+    if (!owner || !ctx.services.visibility.likesVisibleTo(owner, ctx.viewer?.id ?? null)) {
       throw forbidden(`user ${user.id} keeps their ${kind === 'FAV' ? 'favourites' : 'likes'} private`);
     }
     const relation = POST_RELATIONS[kind ?? 'LIKE'].name;
