@@ -1,5 +1,6 @@
 // One Prisma client per process, on the pg driver adapter (Prisma 7 needs no engine binary).
 import { PrismaPg } from '@prisma/adapter-pg';
+import pg from 'pg';
 import { DATABASE_DEFAULT_TIMEOUTS, type DatabaseTimeouts } from '../config.js';
 import { PrismaClient } from './generated/client.js';
 
@@ -10,6 +11,33 @@ export interface DbOptions {
   onQuery?: (sql: string) => void;
   poolSize?: number;
   timeouts?: DatabaseTimeouts;
+}
+
+/**
+ * pg's client, except that a query that timed out on the wire takes its connection down: pg
+ * stops waiting for the answer but leaves the connection waiting for it, so every later
+ * query on that client hangs and the pool keeps handing it out (node-postgres issue #3399).
+ * Destroyed, the client leaves the pool and the next query opens a new connection.
+ */
+class DroppingOnTimeoutClient extends pg.Client {
+  override query(...args: unknown[]): never {
+    const last = args.length - 1;
+    const callback = args[last];
+    if (typeof callback === 'function') {
+      args[last] = (error: Error | null, ...rest: unknown[]) => {
+        this.dropIfTimedOut(error);
+        callback(error, ...rest);
+      };
+    }
+    const result = (super.query as (...a: unknown[]) => unknown)(...args);
+    if (result instanceof Promise) result.catch((error: Error) => this.dropIfTimedOut(error));
+    return result as never;
+  }
+
+  private dropIfTimedOut(error: Error | null) {
+    if (error?.message === 'Query read timeout')
+      (this as unknown as { connection: { stream: { destroy(): void } } }).connection.stream.destroy();
+  }
 }
 
 /**
@@ -28,6 +56,7 @@ export function createDb(databaseUrl: string, options: DbOptions = {}): Db {
     connectionTimeoutMillis: connectTimeoutMs,
     keepAlive: true,
     keepAliveInitialDelayMillis: keepAliveMs,
+    Client: DroppingOnTimeoutClient,
   });
   const prisma = new PrismaClient({ adapter, log: [{ emit: 'event', level: 'query' }] });
   if (options.onQuery) {
