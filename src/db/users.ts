@@ -1,6 +1,5 @@
 // Users in PostgreSQL. Ids come from the JWT `sub`, so rows are created on first sight.
 import { LRUCache } from 'lru-cache';
-import { accountErased } from '../errors.js';
 import type { Db } from './client.js';
 
 export interface UserModel {
@@ -24,12 +23,12 @@ export function createUserStore(db: Db) {
 
   return {
     /**
-     * Creates the user on first sight and keeps the name in step with the token's claim.
-     * An erased user is never created again: UNAUTHENTICATED (their token outlived them).
+     * Creates the user on first sight and keeps the name in step with the token's claim;
+     * false for an erased user, who is never created again (their token outlived them).
      */
-    async ensure(id: number, name: string | null): Promise<void> {
+    async ensure(id: number, name: string | null): Promise<boolean> {
       const known = stored.get(id);
-      if (known && (name === null || name === known.name)) return;
+      if (known && (name === null || name === known.name)) return true;
       // One atomic statement: concurrent first requests of a user must not race an upsert.
       const [row] = await db.$queryRaw<{ name: string | null }[]>`
         INSERT INTO users (id, name)
@@ -39,8 +38,9 @@ export function createUserStore(db: Db) {
               updated_at = CASE WHEN EXCLUDED.name IS DISTINCT FROM users.name AND EXCLUDED.name IS NOT NULL
                                 THEN now() ELSE users.updated_at END
         RETURNING name`;
-      if (!row) throw accountErased();
+      if (!row) return false;
       stored.set(id, { name: row.name });
+      return true;
     },
 
     /** Forgets what this process knows of a user (their erasure started). */

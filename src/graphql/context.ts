@@ -37,8 +37,10 @@ export interface GraphQLContext {
 async function tokenHolderOf(services: Services, authorization: string | undefined) {
   const viewer = await services.auth.viewerFrom(authorization);
   if (!viewer) return { viewer: null, erasedViewer: null };
-  if (services.erasedUsers.has(viewer.id)) return { viewer: null, erasedViewer: viewer.id };
-  await services.users.ensure(viewer.id, viewer.name);
+  // Erased: being erased (this process heard), or erased before it started (no row comes back).
+  if (services.erasedUsers.has(viewer.id) || !(await services.users.ensure(viewer.id, viewer.name))) {
+    return { viewer: null, erasedViewer: viewer.id };
+  }
   return { viewer, erasedViewer: null };
 }
 

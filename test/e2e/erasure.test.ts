@@ -303,3 +303,35 @@ describe('eraseAccount', () => {
     expect(await usage.exited).toBe(2);
   }, 60_000);
 });
+
+describe('eraseAccount retries', () => {
+  it('answers DONE to a retry on an API process started after the erasure, and charges every retry a writes token', async () => {
+    const USER = 900;
+    const env = { RATE_LIMIT_WRITES: '3', RATE_LIMIT_WRITES_WINDOW_MS: '600000', ERASURE_BUSY_PERCENT: '100' };
+    const first = await startTestApp(env);
+    let later: TestApp | null = null;
+    try {
+      const token = await first.token(USER);
+      const erased = await first.gql(ERASE, { confirm: String(USER) }, { token });
+      expect(erased.data.eraseAccount.state).toMatch(/ERASING|DONE/);
+      await waitFor(
+        async () => (await first.app.services.commands.accounts.status(USER))?.state,
+        (state) => state === 'DONE',
+        { what: 'the erasure done', timeoutMs: 30_000 },
+      );
+      // A process that never heard the announcement (a restart): the retry still learns DONE.
+      later = await startTestApp(env, { sharing: first });
+      const retried = await later.gql(ERASE, { confirm: String(USER) }, { token });
+      expect(retried.status).toBe(200);
+      expect(retried.data.eraseAccount).toEqual({ userId: String(USER), state: 'DONE' });
+      // Anything else with the token is still refused as a whole.
+      expect((await later.gql('{ viewer { id } }', {}, { token })).status).toBe(401);
+      // Three writes tokens: the erasure, the retry above, one more; the next is refused.
+      expect((await later.gql(ERASE, { confirm: String(USER) }, { token })).data.eraseAccount.state).toBe('DONE');
+      expect(errorCodes(await later.gql(ERASE, { confirm: String(USER) }, { token }))).toEqual(['RATE_LIMITED']);
+    } finally {
+      await later?.stop();
+      await first.stop();
+    }
+  }, 60_000);
+});
