@@ -14,6 +14,7 @@ import type { GraphQLContext } from './context.js';
 import type { DocumentCaches } from './documentCache.js';
 import { erasedTokenPlugin } from './erasedToken.js';
 import { documentLimits, queryLimitsPlugin } from './limits.js';
+import { noSubscriptionsOverHttpPlugin } from './noSubscriptionsOverHttp.js';
 import { requestOutcomePlugin } from './requestOutcome.js';
 
 export function createApollo(
@@ -42,6 +43,7 @@ export function createApollo(
     stopOnTerminationSignals: false,
     plugins: [
       requestOutcomePlugin(),
+      noSubscriptionsOverHttpPlugin(),
       queryLimitsPlugin(schema, config.limits),
       erasedTokenPlugin(),
       // GraphiQL is served by Tally itself (src/http/), with no CDN.

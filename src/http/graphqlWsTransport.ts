@@ -10,7 +10,7 @@ import type { Logger } from 'pino';
 import { WebSocket, type WebSocketServer } from 'ws';
 
 export interface TransportOptions {
-  /** Ping interval; a socket that has not answered the last ping by the next is terminated. */
+  /** Ping interval; a socket that has not answered the last ping by the next is closed. */
   keepAliveMs: number;
   logger: Logger;
 }
@@ -54,7 +54,13 @@ export function serveGraphqlWs<E>(options: ServerOptions<Record<string, unknown>
       let pongWait: NodeJS.Timeout | null = null;
       const pings = setInterval(() => {
         if (socket.readyState !== WebSocket.OPEN || pongWait) return;
-        pongWait = setTimeout(() => socket.terminate(), transport.keepAliveMs);
+        pongWait = setTimeout(() => {
+          // Pushes still unwritten: the peer is there but does not read (our ping waits behind
+          // them), the 1013 of a stalled socket; it sees the close frame if it reads again
+          // within ws's close timeout. Nothing unwritten: the peer is gone.
+          if (socket.bufferedAmount > 0) socket.close(1013, 'the client does not read its pushes');
+          else socket.terminate();
+        }, transport.keepAliveMs);
         socket.once('pong', () => {
           if (pongWait) clearTimeout(pongWait);
           pongWait = null;

@@ -8,6 +8,8 @@ import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import {
   type DocumentNode,
+  type ExecutionArgs,
+  type ExecutionResult,
   GraphQLError,
   type GraphQLFormattedError,
   type GraphQLSchema,
@@ -80,6 +82,12 @@ const asInput = (error: GraphQLError) =>
     positions: error.positions,
     extensions: { code: ErrorCode.BAD_USER_INPUT },
   });
+
+/**
+ * A refusal before a stream started: the root field's own error (it has a path) as it is; the
+ * executor's (variables that do not coerce, no path) the client's input.
+ */
+const refusal = (error: GraphQLError) => (error.path || error.extensions.code ? error : asInput(error));
 
 export function attachWebSocket(server: Server, deps: WebSocketDeps) {
   const { settings, logger, metrics } = deps;
@@ -174,10 +182,14 @@ export function attachWebSocket(server: Server, deps: WebSocketDeps) {
     }
   });
 
+  const subscribe = createSharedSubscribe();
+  /** Streams onSubscribe started, handed to graphql-ws when it runs their arguments. */
+  const started = new WeakMap<ExecutionArgs, AsyncIterable<ExecutionResult>>();
+
   const transport = serveGraphqlWs<Extra>(
     {
       schema: deps.schema,
-      subscribe: createSharedSubscribe(),
+      subscribe: (args) => started.get(args) ?? subscribe(args),
       connectionInitWaitTimeout: settings.initTimeoutMs,
       onConnect: async (ctx) => {
         const { socket, request } = ctx.extra;
@@ -216,21 +228,29 @@ export function attachWebSocket(server: Server, deps: WebSocketDeps) {
         if (viewer) closeAtExpiry(socket, connection, viewer.validUntilMs);
         return true;
       },
-      onSubscribe: (ctx, _id, payload) => {
+      onSubscribe: async (ctx, _id, payload) => {
         const connection = ctx.extra.connection!;
+        // graphql-ws registers the subscription before asking: it is among those counted.
         const open = Object.keys(ctx.subscriptions).length;
-        if (open >= settings.maxSubscriptions) {
+        if (open > settings.maxSubscriptions) {
           return [badInput(`at most ${settings.maxSubscriptions} subscriptions per connection (WS_MAX_SUBSCRIPTIONS)`)];
         }
         const document = checkDocument(payload.query, payload.operationName, payload.variables);
         if (!('kind' in document)) return document; // errors: onError formats them
-        return {
+        const args: ExecutionArgs = {
           schema: deps.schema,
           document,
           operationName: payload.operationName,
           variableValues: payload.variables,
           contextValue: socketContext(deps.services, connection.viewer, connection.scope, connection.live),
         };
+        // The stream starts here, so that what refuses it (bad ids, variables that do not
+        // coerce) answers an `error` message: from graphql-ws's subscribe it would be a
+        // result with errors, sent as `next` and `complete`.
+        const stream = await subscribe(args);
+        if (!(Symbol.asyncIterator in stream)) return (stream.errors ?? []).map(refusal);
+        started.set(args, stream);
+        return args;
       },
       onNext: (ctx, _id, _payload, _args, result) => {
         if (ctx.extra.socket.bufferedAmount > settings.maxBufferedBytes) {

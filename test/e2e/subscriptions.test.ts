@@ -75,22 +75,41 @@ describe('live counts', () => {
     const overLimit = socket.subscribe(`subscription { postCountsChanged(postIds: ["1"]) { ${aliases} } }`);
     expect(await refusalCodes(overLimit)).toEqual(['BAD_USER_INPUT']);
     for (const s of [tooMany, none, bad]) expect(await refusalCodes(s)).toEqual(['BAD_USER_INPUT']);
-    const open = [1, 2, 3].map(() => socket.subscribe(WATCH_POSTS, { ids: ['1'] }));
-    await new Promise((r) => setTimeout(r, 200));
-    const fourth = socket.subscribe(WATCH_POSTS, { ids: ['1'] });
-    expect(await refusalCodes(fourth)).toEqual(['BAD_USER_INPUT']);
-    // The three still push.
+    // Variables that do not coerce are the client's input too, and production suggests nothing.
+    const refusal = async (query: string, variables: Record<string, unknown>) => {
+      const errors = await socket.subscribe(query, variables).done.then(
+        () => [],
+        (e: { message: string; extensions?: { code?: string } }[]) => e,
+      );
+      return errors.map((e) => [e.extensions?.code, e.message]);
+    };
+    expect(await refusal(WATCH_POSTS, { ids: [{ a: 1 }] })).toEqual([['BAD_USER_INPUT', expect.stringMatching(/\$ids/)]]);
+    expect(await refusal(WATCH_POSTS, {})).toEqual([['BAD_USER_INPUT', expect.stringMatching(/\$ids.*not provided/)]]);
+    const misspelt = await refusal(WATCH_POSTS.replace('[ID!]!', '[IDD!]!'), { ids: ['1'] });
+    expect(misspelt.map(([code]) => code)).toContain('BAD_USER_INPUT');
+    expect(JSON.stringify(misspelt)).not.toMatch(/did you mean/i);
+    // WS_MAX_SUBSCRIPTIONS (3) are allowed, and each pushes.
     const [postId] = await t.createPosts(1);
-    const watching = socket.subscribe(WATCH_POSTS, { ids: [postId] });
-    expect(await refusalCodes(watching)).toEqual(['BAD_USER_INPUT']); // still three open
+    const open = [1, 2, 3].map(() => socket.subscribe(WATCH_POSTS, { ids: [postId] }));
+    await new Promise((r) => setTimeout(r, 200));
+    const fourth = socket.subscribe(WATCH_POSTS, { ids: [postId] });
+    expect(await refusalCodes(fourth)).toEqual(['BAD_USER_INPUT']);
+    await like(9, postId!);
+    for (const s of open) {
+      await waitFor(
+        async () => s.received.at(-1)?.data?.postCountsChanged.counts.likes,
+        (n) => n === 1,
+        { what: 'a push to each of the three' },
+      );
+    }
     open[0]!.stop();
     await new Promise((r) => setTimeout(r, 100));
     const replaced = socket.subscribe(WATCH_POSTS, { ids: [postId] });
     await new Promise((r) => setTimeout(r, 200));
-    await like(9, postId!);
+    await like(10, postId!);
     await waitFor(
       async () => replaced.received.at(-1)?.data?.postCountsChanged.counts.likes,
-      (n) => n === 1,
+      (n) => n === 2,
       { what: 'a push after a slot freed' },
     );
   });
@@ -236,31 +255,11 @@ describe('live counts', () => {
   });
 
   it('closes a socket that stops reading with 1013; the others keep receiving', async () => {
-    // Pushes of about 1 MB each (the post body 100 times): a socket that does not read fills
-    // its kernel buffers within a few, and its pushes then wait past WS_STALL_MS.
-    const author = await t.token(61);
-    const created = await t.gql(
-      'mutation($b: String!) { createPost(input: { title: "big", body: $b }) { id } }',
-      { b: 'x'.repeat(10_000) },
-      { token: author },
-    );
-    const postId = created.data.createPost.id as string;
-    const bodies = Array.from({ length: 100 }, (_, i) => `b${i}: body`).join(' ');
-    const slow = new WebSocket(wsUrl(t.url), 'graphql-transport-ws');
-    const slowClosed = new Promise<number>((resolve) => slow.on('close', (code) => resolve(code)));
-    await new Promise((resolve) => slow.once('open', resolve));
-    slow.send(JSON.stringify({ type: 'connection_init', payload: {} }));
-    await new Promise((resolve) => slow.once('message', resolve)); // connection_ack
-    slow.send(
-      JSON.stringify({
-        id: '1',
-        type: 'subscribe',
-        payload: { query: `subscription { postCountsChanged(postIds: ["${postId}"]) { id ${bodies} } }` },
-      }),
-    );
+    const postId = await bigPost(t);
+    const slow = await slowReader(t, postId);
     const healthy = live().subscribe(WATCH_POSTS, { ids: [postId] });
     await new Promise((r) => setTimeout(r, 200));
-    (slow as unknown as { _socket: { pause(): void } })._socket.pause();
+    slow.pause();
 
     let likes = 0;
     const stalled = async () => {
@@ -272,8 +271,8 @@ describe('live counts', () => {
       likes += 1;
       await new Promise((r) => setTimeout(r, 150)); // a flush pass or so between likes
     }
-    (slow as unknown as { _socket: { resume(): void } })._socket.resume();
-    expect(await slowClosed).toBe(1013);
+    slow.resume();
+    expect(await slow.closed).toBe(1013);
     await waitFor(
       async () => healthy.received.at(-1)?.data?.postCountsChanged.counts.likes,
       (n) => n === likes,
@@ -283,6 +282,61 @@ describe('live counts', () => {
       },
     );
   });
+});
+
+/** A post of 10,000 characters: a subscription selecting its body 100 times gets ~1 MB pushes. */
+async function bigPost(app: TestApp): Promise<string> {
+  const created = await app.gql(
+    'mutation($b: String!) { createPost(input: { title: "big", body: $b }) { id } }',
+    { b: 'x'.repeat(10_000) },
+    { token: await app.token(61) },
+  );
+  return created.data.createPost.id as string;
+}
+
+/**
+ * A raw socket watching `postId` with ~1 MB pushes, that can stop reading: a socket that does
+ * not read fills its kernel buffers within a few pushes, and the rest wait in the server.
+ */
+async function slowReader(app: TestApp, postId: string) {
+  const bodies = Array.from({ length: 100 }, (_, i) => `b${i}: body`).join(' ');
+  const socket = new WebSocket(wsUrl(app.url), 'graphql-transport-ws');
+  const closed = new Promise<number>((resolve) => socket.on('close', (code) => resolve(code)));
+  await new Promise((resolve) => socket.once('open', resolve));
+  socket.send(JSON.stringify({ type: 'connection_init', payload: {} }));
+  await new Promise((resolve) => socket.once('message', resolve)); // connection_ack
+  socket.send(
+    JSON.stringify({
+      id: '1',
+      type: 'subscribe',
+      payload: { query: `subscription { postCountsChanged(postIds: ["${postId}"]) { id ${bodies} } }` },
+    }),
+  );
+  const raw = (socket as unknown as { _socket: { pause(): void; resume(): void } })._socket;
+  return { closed, pause: () => raw.pause(), resume: () => raw.resume() };
+}
+
+describe('a slow reader the pings find first', () => {
+  it('closes it with 1013 too, not as a dead peer', async () => {
+    // Pings every 2 s; the stall and buffer limits out of reach, so only the ping can close it.
+    const app = await startTestApp({ WS_PING_INTERVAL_MS: '2000', WS_STALL_MS: '3600000', WS_MAX_BUFFERED_BYTES: String(1024 ** 3) });
+    try {
+      const postId = await bigPost(app);
+      const slow = await slowReader(app, postId);
+      await new Promise((r) => setTimeout(r, 200));
+      slow.pause();
+      // ~6 s of pushes: a ping after the pause goes unanswered, and pushes wait behind it.
+      for (let u = 3000; u < 3060; u++) {
+        const res = await app.gql(LIKE, { id: postId, active: true }, { token: await app.token(u) });
+        expect(res.errors).toBeUndefined();
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      slow.resume();
+      expect(await slow.closed).toBe(1013);
+    } finally {
+      await app.stop();
+    }
+  }, 30_000);
 });
 
 describe('shutdown', () => {

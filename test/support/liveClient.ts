@@ -14,14 +14,17 @@ export interface Subscription<T = any> {
   stop: () => void;
 }
 
-/** The error codes a refused subscription got, whether as an `error` message or a result with errors. */
+/**
+ * The error codes of a refused subscription's `error` message (the protocol's answer to a
+ * subscription that never started); anything else (a result, `complete`) fails.
+ */
 export async function refusalCodes(subscription: Subscription): Promise<unknown[]> {
   try {
     await subscription.done;
   } catch (errors) {
     return ((errors as Received['errors']) ?? []).map((e) => e.extensions?.code);
   }
-  return (subscription.received[0]?.errors ?? []).map((e) => e.extensions?.code);
+  throw new Error(`expected an error message, got ${JSON.stringify(subscription.received)} and complete`);
 }
 
 export interface LiveClient {
