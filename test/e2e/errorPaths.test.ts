@@ -98,7 +98,11 @@ describe.each(['jit', 'graphql-js'])('in production with the %s executor', (exec
         /FAVV/,
       ],
       ['a missing required variable', { query: 'query($id: ID!) { post(id: $id) { id } }' }, /\$id/],
-      ['a subscription (they are served over WebSocket)', { query: 'subscription { postCountsChanged(postIds: ["1"]) { id } }' }, /WebSocket/],
+      [
+        'a subscription (they are served over WebSocket)',
+        { query: 'subscription { postCountsChanged(postIds: ["1"]) { id } }' },
+        /WebSocket/,
+      ],
       ['two operations and no operationName', { query: 'query A { viewer { id } } query B { viewer { id } }' }, /operation name/],
       [
         'too deep',
