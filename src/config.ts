@@ -61,6 +61,8 @@ export interface Config {
   /** Prepended to every Redis key Tally and BullMQ write, so several deployments or test runs share one Redis. */
   redisKeyPrefix: string;
   jwtSecret: string;
+  /** The claims a bearer token must carry (JWT_REQUIRE_EXP, JWT_ISSUER, JWT_AUDIENCE). */
+  tokenRules: TokenRules;
   /** Signs pagination cursors so a client cannot forge one. */
   cursorSecret: string;
   logLevel: string;
@@ -196,6 +198,18 @@ export class ConfigError extends Error {
   }
 }
 
+/** The claims a bearer token must have beyond its signature and subject (src/auth/jwt.ts). */
+export interface TokenRules {
+  /** A token without `exp` would work for good. */
+  requireExp: boolean;
+  /** The `iss` a token must name; null: not checked. */
+  issuer: string | null;
+  /** The `aud` a token must name (one of its audiences); null: not checked. */
+  audience: string | null;
+}
+
+export const DEFAULT_TOKEN_RULES: TokenRules = { requireExp: true, issuer: null, audience: null };
+
 export const DEV_JWT_SECRET = 'tally-dev-secret-do-not-use-in-production';
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
@@ -302,6 +316,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     },
     redisKeyPrefix: env.REDIS_KEY_PREFIX ?? '',
     jwtSecret,
+    tokenRules: {
+      requireExp: flag('JWT_REQUIRE_EXP', DEFAULT_TOKEN_RULES.requireExp),
+      issuer: env.JWT_ISSUER || null,
+      audience: env.JWT_AUDIENCE || null,
+    },
     cursorSecret: env.CURSOR_SECRET || jwtSecret,
     logLevel: oneOf('LOG_LEVEL', LOG_LEVELS, nodeEnv === 'test' ? 'silent' : 'info'),
     graphiql: flag('GRAPHIQL', nodeEnv !== 'production'),

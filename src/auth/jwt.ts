@@ -1,7 +1,9 @@
 // Bearer tokens: HS256 JWTs whose `sub` is the user id. A token that is present but wrong
-// is always an error, never a silent fall-back to anonymous.
+// is always an error, never a silent fall-back to anonymous. Which claims a token must carry
+// (`exp`, `iss`, `aud`) are settings: a token without `exp` would work for good.
 import { type JWTPayload, errors as joseErrors, jwtVerify, SignJWT } from 'jose';
 import { LRUCache } from 'lru-cache';
+import { DEFAULT_TOKEN_RULES, type TokenRules } from '../config.js';
 import { unauthenticated } from '../errors.js';
 
 export interface Viewer {
@@ -32,8 +34,15 @@ function displayName(claim: unknown): string | null {
   return name === '' ? null : name;
 }
 
-export function createAuth(secret: string) {
+export function createAuth(secret: string, rules: TokenRules = DEFAULT_TOKEN_RULES) {
   const key = new TextEncoder().encode(secret);
+  const verifyOptions = {
+    algorithms: ['HS256'],
+    clockTolerance: CLOCK_TOLERANCE_S,
+    requiredClaims: rules.requireExp ? ['exp'] : [],
+    ...(rules.issuer !== null && { issuer: rules.issuer }),
+    ...(rules.audience !== null && { audience: rules.audience }),
+  };
   const verified = new LRUCache<string, { viewer: Viewer; validUntilMs: number }>({ max: VERIFIED_MAX, ttl: VERIFIED_TTL_MS });
 
   return {
@@ -48,12 +57,9 @@ export function createAuth(secret: string) {
       if (known && Date.now() < known.validUntilMs) return known.viewer;
       let payload: JWTPayload;
       try {
-        ({ payload } = await jwtVerify(token, key, {
-          algorithms: ['HS256'],
-          clockTolerance: CLOCK_TOLERANCE_S,
-        }));
+        ({ payload } = await jwtVerify(token, key, verifyOptions));
       } catch (error) {
-        throw unauthenticated(error instanceof joseErrors.JWTExpired ? 'token expired' : 'invalid token');
+        throw unauthenticated(refusalOf(error));
       }
       const id = parseSubject(payload.sub);
       if (id === null) throw unauthenticated('token subject must be a positive integer user id below 2^53');
@@ -64,16 +70,30 @@ export function createAuth(secret: string) {
       return viewer;
     },
 
-    /** Signs a token for `userId` (used by `npm run token` and tests). */
+    /** Signs a token for `userId` that these rules accept (used by `npm run token` and tests). */
     async sign(userId: number, options: { name?: string; expiresIn?: string } = {}): Promise<string> {
       const jwt = new SignJWT(options.name ? { name: options.name } : {})
         .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
         .setSubject(String(userId))
         .setIssuedAt()
         .setExpirationTime(options.expiresIn ?? '30d');
+      if (rules.issuer !== null) jwt.setIssuer(rules.issuer);
+      if (rules.audience !== null) jwt.setAudience(rules.audience);
       return jwt.sign(key);
     },
   };
+}
+
+/**
+ * What the client is told: expired, or which claim is wrong (the rules are documented, so
+ * naming the claim reveals nothing); anything else is just invalid.
+ */
+function refusalOf(error: unknown): string {
+  if (error instanceof joseErrors.JWTExpired) return 'token expired';
+  if (error instanceof joseErrors.JWTClaimValidationFailed && ['exp', 'iss', 'aud'].includes(error.claim)) {
+    return error.reason === 'missing' ? `token has no "${error.claim}" claim` : `token "${error.claim}" claim is not accepted`;
+  }
+  return 'invalid token';
 }
 
 export type Auth = ReturnType<typeof createAuth>;

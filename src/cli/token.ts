@@ -8,6 +8,7 @@ if (userId === null) {
   console.error('usage: npm run token -- <userId> [name]   (userId: a positive integer below 2^53)');
   process.exit(2);
 }
-const auth = createAuth(loadConfig().jwtSecret);
+const config = loadConfig();
+const auth = createAuth(config.jwtSecret, config.tokenRules);
 const name = nameParts.join(' ');
 console.log(await auth.sign(userId, name ? { name } : {}));

@@ -75,7 +75,7 @@ export function createApiServices(connections: Connections, options: ApiServiceO
   const visibility = createVisibility({ erasedUsers });
   const rateLimiter = createRateLimiter({ redis, keys, budgets: config.rateLimits, onRejected: options.onRateLimited });
   const services: Services = {
-    auth: createAuth(config.jwtSecret),
+    auth: createAuth(config.jwtSecret, config.tokenRules),
     users,
     posts,
     postCache,

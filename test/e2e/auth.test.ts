@@ -2,6 +2,7 @@ import { SignJWT } from 'jose';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { errorCodes, startTestApp, TEST_JWT_SECRET, type TestApp } from '../support/app.js';
+import { connectLive } from '../support/liveClient.js';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -65,5 +66,38 @@ describe('authentication over HTTP', () => {
     const res = await t.gql('mutation { createPost(input: { title: "t", body: "b" }) { id } }');
     expect(errorCodes(res)).toEqual(['UNAUTHENTICATED']);
     expect(res.data).toEqual({ createPost: null }); // a failed mutation field is null
+  });
+});
+
+describe('token rules as settings, over HTTP and WebSocket', () => {
+  let strict: TestApp;
+  const key = new TextEncoder().encode(TEST_JWT_SECRET);
+  beforeAll(async () => {
+    strict = await startTestApp({ NODE_ENV: 'production', JWT_ISSUER: 'https://id.example', JWT_AUDIENCE: 'tally' });
+  });
+  afterAll(() => strict.stop());
+
+  const token = (iss: string, exp: boolean) => {
+    const jwt = new SignJWT({}).setProtectedHeader({ alg: 'HS256' }).setSubject('77').setIssuer(iss).setAudience('tally');
+    if (exp) jwt.setExpirationTime('1h');
+    return jwt.sign(key);
+  };
+
+  it('takes a token with the issuer, audience and expiry the settings ask for, and only that', async () => {
+    const good = await strict.gql(VIEWER, {}, { token: await token('https://id.example', true) });
+    expect(good.data).toEqual({ viewer: { id: '77', name: null } });
+    for (const [what, bad] of [
+      ['another issuer', await token('https://other.example', true)],
+      ['no exp (JWT_REQUIRE_EXP defaults to true)', await token('https://id.example', false)],
+      ['the default rules', await t.token(77)],
+    ] as const) {
+      const res = await strict.gql(VIEWER, {}, { token: bad });
+      expect([res.status, errorCodes(res)], what).toEqual([401, ['UNAUTHENTICATED']]);
+      const socket = connectLive(strict.url, { token: bad });
+      expect((await socket.closed).code, what).toBe(4403);
+    }
+    const live = connectLive(strict.url, { token: await token('https://id.example', true) });
+    await new Promise((resolve) => live.client.on('connected', resolve));
+    await live.dispose();
   });
 });

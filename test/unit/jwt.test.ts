@@ -82,4 +82,42 @@ describe('auth.viewerFrom', () => {
   it('refuses a token without sub', async () => {
     expect((await failure(`Bearer ${await sign({})}`)).code).toBe('UNAUTHENTICATED');
   });
+
+  it('refuses a token without exp unless JWT_REQUIRE_EXP is off', async () => {
+    const forever = await new SignJWT({}).setProtectedHeader({ alg: 'HS256' }).setSubject('7').sign(key);
+    expect(await failure(`Bearer ${forever}`)).toEqual({ code: 'UNAUTHENTICATED', message: 'token has no "exp" claim' });
+    const lenient = createAuth(SECRET, { requireExp: false, issuer: null, audience: null });
+    expect(await lenient.viewerFrom(`Bearer ${forever}`)).toMatchObject({ id: 7, validUntilMs: Infinity });
+  });
+});
+
+describe('issuer and audience (JWT_ISSUER, JWT_AUDIENCE)', () => {
+  const rules = { requireExp: true, issuer: 'https://id.example', audience: 'tally' };
+  const strict = createAuth(SECRET, rules);
+  const claims = (iss: string | null, aud: string | string[] | null) => {
+    const jwt = new SignJWT({}).setProtectedHeader({ alg: 'HS256' }).setSubject('7').setExpirationTime('1h');
+    if (iss !== null) jwt.setIssuer(iss);
+    if (aud !== null) jwt.setAudience(aud);
+    return jwt.sign(key);
+  };
+  const refusal = async (token: string) =>
+    strict.viewerFrom(`Bearer ${token}`).then(
+      () => null,
+      (e: Error) => e.message,
+    );
+
+  it('accepts tokens naming both, the audience among others, and the ones it signs itself', async () => {
+    expect(await strict.viewerFrom(`Bearer ${await claims(rules.issuer, rules.audience)}`)).toMatchObject({ id: 7 });
+    expect(await strict.viewerFrom(`Bearer ${await claims(rules.issuer, ['other', 'tally'])}`)).toMatchObject({ id: 7 });
+    expect(await strict.viewerFrom(`Bearer ${await strict.sign(8)}`)).toMatchObject({ id: 8 });
+  });
+
+  it('refuses another issuer or audience, or none, naming the claim', async () => {
+    expect(await refusal(await claims('https://evil.example', 'tally'))).toBe('token "iss" claim is not accepted');
+    expect(await refusal(await claims(null, 'tally'))).toBe('token has no "iss" claim');
+    expect(await refusal(await claims(rules.issuer, 'other'))).toBe('token "aud" claim is not accepted');
+    expect(await refusal(await claims(rules.issuer, null))).toBe('token has no "aud" claim');
+    // Tokens signed without the rules (another service's, with the same secret) do not pass.
+    expect(await refusal(await auth.sign(9))).toBe('token has no "iss" claim');
+  });
 });
