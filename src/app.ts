@@ -1,6 +1,7 @@
 // Wires one Tally process: GraphQL over HTTP and (by ROLE) the background workers (event
 // consumers, flush jobs, recovery). `stop` undoes `start` in reverse order.
 
+import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Config } from './config.js';
 import type { DbOptions } from './db/client.js';
@@ -10,6 +11,7 @@ import { createDocumentCaches } from './graphql/documentCache.js';
 import { documentLimits } from './graphql/limits.js';
 import { createPersistedQueryStore } from './graphql/persistedQueries.js';
 import { createSchema } from './graphql/schema.js';
+import { createMetricsServer } from './http/metricsEndpoint.js';
 import { createHttpServer } from './http/server.js';
 import { attachWebSocket } from './http/websocket.js';
 import { createCountsFeed } from './live/countsFeed.js';
@@ -69,6 +71,7 @@ export function createApp(config: Config, options: AppOptions = {}) {
     readinessTimeoutMs: config.readinessTimeoutMs,
     isDraining: () => draining,
     metrics,
+    metricsPath: config.metricsEndpoint.port === null ? config.metricsEndpoint.path : null,
     limits: config.limits,
     connections: config.http,
     trustProxyHops: config.trustProxyHops,
@@ -105,7 +108,9 @@ export function createApp(config: Config, options: AppOptions = {}) {
         logger,
       })
     : null;
+  const metricsServer = config.metricsEndpoint.port === null ? null : createMetricsServer(metrics, config.metricsEndpoint.path);
   let url: string | null = null;
+  let metricsUrl: string | null = null;
 
   return {
     config,
@@ -132,13 +137,16 @@ export function createApp(config: Config, options: AppOptions = {}) {
         await apollo.start();
       }
       await workers?.start();
-      await new Promise<void>((resolve, reject) => {
-        http.once('error', reject);
-        http.listen(config.port, config.host, () => resolve());
-      });
+      await listen(http, config.port, config.host);
       const { port } = http.address() as AddressInfo;
       url = `http://${config.host === '0.0.0.0' ? '127.0.0.1' : config.host}:${port}`;
-      logger.info({ url: `${url}/graphql`, role: config.role, partitions: config.partitions }, 'tally is listening');
+      metricsUrl = `${url}${config.metricsEndpoint.path}`;
+      if (metricsServer) {
+        const { host, port: metricsPort, path } = config.metricsEndpoint;
+        await listen(metricsServer, metricsPort!, host);
+        metricsUrl = `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${(metricsServer.address() as AddressInfo).port}${path}`;
+      }
+      logger.info({ url: `${url}/graphql`, metrics: metricsUrl, role: config.role, partitions: config.partitions }, 'tally is listening');
       return { url };
     },
 
@@ -159,6 +167,7 @@ export function createApp(config: Config, options: AppOptions = {}) {
             http.closeIdleConnections();
           }),
       );
+      await step('metrics', () => new Promise((resolve) => (metricsServer?.listening ? metricsServer.close(resolve) : resolve(undefined))));
       if (runsApi) await step('graphql', () => apollo.stop());
       await step('workers', () => workers?.stop());
       await step('rebuild requests', () => api.close());
@@ -172,7 +181,19 @@ export function createApp(config: Config, options: AppOptions = {}) {
     get url() {
       return url;
     },
+
+    /** Where Prometheus reads the metrics, once started. */
+    get metricsUrl() {
+      return metricsUrl;
+    },
   };
+}
+
+function listen(server: Server, port: number, host: string): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => resolve());
+  });
 }
 
 export type App = ReturnType<typeof createApp>;

@@ -174,6 +174,11 @@ export interface Config {
   announcementHeartbeatMs: number;
   /** How long /readyz waits for every dependency before answering 503. */
   readinessTimeoutMs: number;
+  /**
+   * Where Prometheus reads /metrics: on the API port (port null) or a listener of its own, so
+   * the API port need not show it to the public.
+   */
+  metricsEndpoint: { port: number | null; host: string; path: string };
   /** On SIGTERM, how long /readyz reports "draining" (so load balancers stop routing) before the listener closes. */
   shutdownDelayMs: number;
   /** The automatic persisted query store: how long a document stays after its last registration, and its bounds. */
@@ -264,6 +269,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     const raw = env.MEMBER_ID;
     if (raw === undefined || raw === '') return `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
     if (!/^[\w.:-]{1,100}$/.test(raw)) problems.push(`MEMBER_ID must be 1 to 100 letters, digits, '_', '.', ':' or '-' (got "${raw}")`);
+    return raw;
+  };
+  const metricsPath = (): string => {
+    const raw = env.METRICS_PATH || '/metrics';
+    if (!/^\/[\w./-]*$/.test(raw) || ['/graphql', '/healthz', '/readyz'].includes(raw) || raw.startsWith('/graphiql/')) {
+      problems.push(`METRICS_PATH must be a path of its own, like /metrics (got "${raw}")`);
+    }
     return raw;
   };
   const flag = (name: string, fallback: boolean): boolean => {
@@ -393,6 +405,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     // Deletions and erasures are in force everywhere within a second: deaf for 2 heartbeats at most.
     announcementHeartbeatMs: integer('ANNOUNCEMENT_HEARTBEAT_MS', 500, 50, 60_000),
     readinessTimeoutMs: integer('READINESS_TIMEOUT_MS', 2000, 100, 60_000),
+    metricsEndpoint: {
+      port: env.METRICS_PORT ? integer('METRICS_PORT', 0, 0, 65535) : null,
+      host: env.METRICS_HOST || env.HOST || '0.0.0.0',
+      path: metricsPath(),
+    },
     persistedQueries: {
       ttlS: integer('PERSISTED_QUERY_TTL_S', 7 * 24 * 3600, 60, 365 * 24 * 3600),
       maxDocumentBytes: integer('PERSISTED_QUERY_MAX_DOCUMENT_BYTES', 32 * 1024, 100, 1024 * 1024),

@@ -73,7 +73,7 @@ const APOLLO_INPUT_CODES = new Set<string>([
 
 // Automatic persisted queries are a protocol: clients react to these two codes by sending
 // the full query. They pass through as they are.
-const APQ_PROTOCOL_CODES = new Set<string>([
+export const APQ_PROTOCOL_CODES = new Set<string>([
   ApolloServerErrorCode.PERSISTED_QUERY_NOT_FOUND,
   ApolloServerErrorCode.PERSISTED_QUERY_NOT_SUPPORTED,
 ]);

@@ -42,7 +42,7 @@ export function createApollo(
     // SIGTERM handler would race it and leave `stop` waiting forever.
     stopOnTerminationSignals: false,
     plugins: [
-      requestOutcomePlugin(),
+      requestOutcomePlugin(schema),
       noSubscriptionsOverHttpPlugin(),
       queryLimitsPlugin(schema, config.limits),
       erasedTokenPlugin(),

@@ -14,6 +14,7 @@ import { clientAddress } from '../limits/clientAddress.js';
 import type { Metrics } from '../metrics.js';
 import { createRequestScope, type RequestScope, requestIdFrom } from '../requestScope.js';
 import { GRAPHIQL_ASSET_PREFIX, prefersHtml, sendGraphiQLPage, serveGraphiQLAsset } from './graphiql.js';
+import { sendMetrics } from './metricsEndpoint.js';
 
 export interface HttpLimits {
   bodyBytes: number;
@@ -35,6 +36,8 @@ export interface HttpDeps {
   /** True once shutdown began: /readyz turns false so load balancers stop sending traffic. */
   isDraining: () => boolean;
   metrics: Metrics;
+  /** Where this listener serves the metrics; null when they have a listener of their own. */
+  metricsPath: string | null;
   limits: HttpLimits;
   connections: Config['http'];
   /** Proxies in front whose X-Forwarded-For entries name the client (src/limits/clientAddress.ts). */
@@ -239,12 +242,8 @@ export function createHttpServer(deps: HttpDeps): Server {
             return sendJson(res, 200, { status: 'ok' });
           case '/readyz':
             return serveReadiness(deps, res);
-          case '/metrics': {
-            const body = await deps.metrics.registry.metrics();
-            res.writeHead(200, { 'content-type': deps.metrics.registry.contentType });
-            return res.end(body);
-          }
           default:
+            if (pathname === deps.metricsPath) return sendMetrics(res, deps.metrics);
             if (deps.graphiql && deps.apollo && pathname.startsWith(GRAPHIQL_ASSET_PREFIX)) {
               return serveGraphiQLAsset(req, res, pathname);
             }

@@ -19,7 +19,7 @@ import {
   type ValidationRule,
   validate,
 } from 'graphql';
-import type { Context } from 'graphql-ws';
+import { CloseCode, type Context } from 'graphql-ws';
 import type { Logger } from 'pino';
 import { type WebSocket, WebSocketServer } from 'ws';
 import type { Viewer } from '../auth/jwt.js';
@@ -43,6 +43,13 @@ export const CLOSE = {
   tryAgainLater: 1013,
   forbidden: 4403,
 } as const;
+
+/**
+ * Close codes as metric labels: the ones the server sends (its own, graphql-ws's) and the
+ * usual endings; a client may close with any of 4000-4999, each of which would be a new series.
+ */
+const CLOSE_CODE_LABELS = new Set([1000, 1005, 1006, ...Object.values(CLOSE), ...Object.values(CloseCode)].map(String));
+const closeCodeLabel = (code: number | undefined) => (CLOSE_CODE_LABELS.has(String(code)) ? String(code) : 'other');
 
 /** Longest single timer Node keeps (about 24.8 days); longer waits re-arm. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
@@ -262,7 +269,7 @@ export function attachWebSocket(server: Server, deps: WebSocketDeps) {
       onClose: (ctx, code) => {
         connected.delete(ctx);
         release(ctx.extra.connection);
-        metrics.liveClosed.inc({ code: String(code ?? 'none') });
+        metrics.liveClosed.inc({ code: closeCodeLabel(code) });
       },
     },
     wss,

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createSchema } from '../../src/graphql/schema.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { waitFor } from '../support/wait.js';
 
@@ -40,6 +41,68 @@ describe('metrics', () => {
     const text = await waitFor(scrape, (s) => metric(s, /tally_flush_duration_seconds_count (\d+)/) > 0, { what: 'a flush' });
     expect(text).toMatch(/tally_flush_entities_bucket/);
     expect(text).toMatch(/tally_event_log_lag\{group="counter-agg"/);
+  });
+});
+
+describe('metric series', () => {
+  const ROOT = {
+    post: 'post(id: "1") { id }',
+    posts: 'posts(ids: ["1"]) { id }',
+    feed: 'feed(first: 1) { edges { cursor } }',
+    user: 'user(id: "1") { id }',
+    viewer: 'viewer { id }',
+  };
+  const labels = (text: string, metricName: string, label: string) =>
+    new Set([...text.matchAll(new RegExp(`^${metricName}\\{[^}]*${label}="([^"]*)"`, 'gm'))].map((m) => m[1]));
+
+  it('stay bounded by the schema, whatever anonymous clients send', async () => {
+    // Every combination of root fields, each under an operation name of its own.
+    const names = Object.keys(ROOT) as (keyof typeof ROOT)[];
+    for (let mask = 1; mask < 2 ** names.length; mask++) {
+      const fields = names.filter((_, i) => mask & (1 << i)).map((n) => ROOT[n]);
+      const res = await t.gql(`query Op${mask}x${Math.random().toString(36).slice(2)} { ${fields.join(' ')} }`);
+      expect(res.errors).toBeUndefined();
+    }
+    // Sockets closed with codes of the client's choosing.
+    for (const code of [4001, 4321, 4999, 3000]) {
+      const socket = new WebSocket(`${t.url.replace('http', 'ws')}/graphql`, 'graphql-transport-ws');
+      await new Promise((resolve) => socket.addEventListener('open', resolve));
+      const closed = new Promise((resolve) => socket.addEventListener('close', resolve));
+      socket.close(code);
+      await closed;
+    }
+    const text = await waitFor(scrape, (s) => labels(s, 'tally_live_sockets_closed_total', 'code').size > 0, { what: 'the closes' });
+    // Each root field, alone or first of several (+), and `other`: at most 2 labels a field.
+    const schema = createSchema();
+    const allowed = new Set(['unknown', 'invalid']);
+    for (const type of ['query', 'mutation', 'subscription'] as const) {
+      allowed.add(`${type} other`);
+      for (const field of Object.keys(schema.getRootType(type)!.getFields())) allowed.add(`${type} ${field}`).add(`${type} ${field}+`);
+    }
+    const operations = labels(text, 'tally_graphql_requests_total', 'operation');
+    expect([...operations].filter((l) => !allowed.has(l!))).toEqual([]);
+    expect(operations.has('query post+')).toBe(true); // post comes first in the schema
+    expect(operations.has('query viewer')).toBe(true);
+    expect([...labels(text, 'tally_live_sockets_closed_total', 'code')]).toEqual(['other']);
+  });
+});
+
+describe('the metrics endpoint on a listener of its own', () => {
+  it('serves METRICS_PATH on METRICS_PORT only', async () => {
+    const other = await startTestApp({ METRICS_PORT: '0', METRICS_PATH: '/internal/metrics' }, { sharing: t });
+    try {
+      const metricsUrl = other.app.metricsUrl!;
+      expect(new URL(metricsUrl).port).not.toBe(new URL(other.url).port);
+      const scraped = await fetch(metricsUrl);
+      expect(scraped.status).toBe(200);
+      expect(await scraped.text()).toMatch(/tally_graphql_requests_total|tally_redis_round_trips_total/);
+      for (const url of [`${other.url}/metrics`, `${other.url}/internal/metrics`, `${new URL(metricsUrl).origin}/graphql`]) {
+        expect((await fetch(url)).status, url).toBe(404);
+      }
+      expect((await other.gql('{ viewer { id } }')).status).toBe(200);
+    } finally {
+      await other.stop();
+    }
   });
 });
 

@@ -45,6 +45,20 @@ describe('loadConfig', () => {
     }
   });
 
+  it('keeps /metrics on the API port unless METRICS_PORT is set, and on a path of its own', () => {
+    expect(loadConfig({}).metricsEndpoint).toEqual({ port: null, host: '0.0.0.0', path: '/metrics' });
+    expect(loadConfig({ HOST: '10.0.0.5', METRICS_PORT: '9464', METRICS_PATH: '/internal/metrics' }).metricsEndpoint).toEqual({
+      port: 9464,
+      host: '10.0.0.5',
+      path: '/internal/metrics',
+    });
+    for (const path of ['/graphql', '/readyz', 'metrics', '/graphiql/x.js']) {
+      expect(problemsOf({ METRICS_PATH: path }), path).toEqual([expect.stringMatching(/^METRICS_PATH/)]);
+    }
+    expect(problemsOf({ JWT_REQUIRE_EXP: 'maybe' })).toEqual([expect.stringMatching(/^JWT_REQUIRE_EXP/)]);
+    expect(loadConfig({}).tokenRules).toEqual({ requireExp: true, issuer: null, audience: null });
+  });
+
   it('reads the Kafka settings and names what EVENT_LOG=kafka is missing', () => {
     expect(problemsOf({ EVENT_LOG: 'kafka' })).toEqual(['KAFKA_BROKERS is required when EVENT_LOG=kafka (comma-separated host:port list)']);
     expect(problemsOf({ EVENT_LOG: 'kafka', KAFKA_BROKERS: 'a:9092', KAFKA_SASL_MECHANISM: 'plain', KAFKA_SSL: 'yes' })).toEqual([
