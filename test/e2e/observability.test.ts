@@ -1,3 +1,4 @@
+import { OperationTypeNode } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSchema } from '../../src/graphql/schema.js';
 import { startTestApp, type TestApp } from '../support/app.js';
@@ -75,7 +76,7 @@ describe('metric series', () => {
     // Each root field, alone or first of several (+), and `other`: at most 2 labels a field.
     const schema = createSchema();
     const allowed = new Set(['unknown', 'invalid']);
-    for (const type of ['query', 'mutation', 'subscription'] as const) {
+    for (const type of [OperationTypeNode.QUERY, OperationTypeNode.MUTATION, OperationTypeNode.SUBSCRIPTION]) {
       allowed.add(`${type} other`);
       for (const field of Object.keys(schema.getRootType(type)!.getFields())) allowed.add(`${type} ${field}`).add(`${type} ${field}+`);
     }
