@@ -16,6 +16,7 @@ import { createHttpServer } from './http/server.js';
 import { attachWebSocket } from './http/websocket.js';
 import { createCountsFeed } from './live/countsFeed.js';
 import { createLiveCounts } from './live/liveCounts.js';
+import { createSocketLeases } from './live/socketLeases.js';
 import { createMetrics } from './metrics.js';
 import { createApiServices } from './process/apiServices.js';
 import { openConnections } from './process/connections.js';
@@ -99,6 +100,7 @@ export function createApp(config: Config, options: AppOptions = {}) {
             onSubscriptions: (open) => metrics.liveSubscriptions.set(open),
           },
         }),
+        sockets: createSocketLeases({ redis, keys, processId: config.memberId, logger }),
         settings: config.websocket,
         validationRules: limits.validationRules,
         limits: config.limits,

@@ -2,8 +2,10 @@
 // `graphql-transport-ws`) on the HTTP server's port and path. Only subscriptions run here
 // (queries and mutations go over HTTP, with its limits and budgets); documents meet the same
 // limits as over HTTP. Close codes: 4403 bad or expired token, 4408 no connection_init in
-// time, 1008 too many connections for one client, 1009 message too large, 1013 a socket that
-// does not read its pushes, 1001 server shutting down.
+// time, 1008 too many connections for one client (counted across replicas), 1009 message too
+// large, 1013 a socket that does not read its pushes (or its client's sockets cannot be
+// counted now), 1001 server shutting down. Too many sockets from one address that have not
+// sent connection_init: the upgrade answers 429.
 import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import {
@@ -32,6 +34,7 @@ import type { Services } from '../graphql/services.js';
 import { createSharedSubscribe } from '../graphql/sharedSubscribe.js';
 import { clientAddress } from '../limits/clientAddress.js';
 import type { LiveCounts } from '../live/liveCounts.js';
+import type { SocketLeases } from '../live/socketLeases.js';
 import type { Metrics } from '../metrics.js';
 import { createRequestScope, type RequestScope, requestIdFrom } from '../requestScope.js';
 import { serveGraphqlWs } from './graphqlWsTransport.js';
@@ -60,6 +63,8 @@ export interface WebSocketDeps {
   schema: GraphQLSchema;
   services: Services;
   live: LiveCounts;
+  /** Each client's sockets, counted across the deployment (WS_MAX_CONNECTIONS_PER_CLIENT). */
+  sockets: SocketLeases;
   settings: Config['websocket'];
   validationRules: readonly ValidationRule[];
   /** Tokens, bytes and cost a document may have (as over HTTP). */
@@ -74,8 +79,8 @@ export interface WebSocketDeps {
 interface Connection {
   scope: RequestScope;
   viewer: Viewer | null;
-  /** The per-client count this connection holds (`u:<id>` or `a:<address>`), once acknowledged. */
-  client: string | null;
+  /** Gives back this connection's place among its client's sockets (src/live/socketLeases.ts). */
+  releasePlace: (() => void) | null;
   expiry: NodeJS.Timeout | null;
   live: LiveWatch;
 }
@@ -99,7 +104,9 @@ const refusal = (error: GraphQLError) => (error.path || error.extensions.code ? 
 export function attachWebSocket(server: Server, deps: WebSocketDeps) {
   const { settings, logger, metrics } = deps;
   const wss = new WebSocketServer({ noServer: true, maxPayload: settings.maxMessageBytes });
-  const perClient = new Map<string, number>();
+  /** Sockets that have not sent connection_init yet, by address; and how each stops counting. */
+  const uninitialised = new Map<string, number>();
+  const initialisedBy = new WeakMap<WebSocket, () => void>();
   /** Acknowledged connections, so draining can wait for their subscriptions to complete. */
   const connected = new Set<Context<Record<string, unknown>, Extra>>();
   let draining = false;
@@ -163,12 +170,8 @@ export function attachWebSocket(server: Server, deps: WebSocketDeps) {
   function release(connection: Connection | undefined) {
     if (!connection) return;
     if (connection.expiry) clearTimeout(connection.expiry);
-    if (connection.client) {
-      const left = (perClient.get(connection.client) ?? 1) - 1;
-      if (left > 0) perClient.set(connection.client, left);
-      else perClient.delete(connection.client);
-      connection.client = null;
-    }
+    connection.releasePlace?.();
+    connection.releasePlace = null;
   }
 
   /** Closes the socket when its token expires (timers re-armed past Node's longest). */
@@ -200,6 +203,7 @@ export function attachWebSocket(server: Server, deps: WebSocketDeps) {
       connectionInitWaitTimeout: settings.initTimeoutMs,
       onConnect: async (ctx) => {
         const { socket, request } = ctx.extra;
+        initialisedBy.get(socket)?.();
         const scope = createRequestScope(requestIdFrom(request.headers['x-request-id']), clientAddress(request, deps.trustProxyHops));
         // `authorization`, in any letter case (clients copy their HTTP header's spelling).
         const params = ctx.connectionParams ?? {};
@@ -212,17 +216,28 @@ export function attachWebSocket(server: Server, deps: WebSocketDeps) {
           return false; // graphql-ws closes with 4403 Forbidden
         }
         const client = viewer ? `u:${viewer.id}` : `a:${scope.client}`;
-        const held = perClient.get(client) ?? 0;
-        if (held >= settings.maxConnectionsPerClient) {
+        let releasePlace: (() => void) | null;
+        try {
+          releasePlace = await deps.sockets.take(client, settings.maxConnectionsPerClient);
+        } catch (error) {
+          logger.warn({ err: error }, 'websocket: could not count the client’s sockets');
+          closeSocket(socket, CLOSE.tryAgainLater, 'the service cannot take sockets right now');
+          return false;
+        }
+        if (!releasePlace) {
           closeSocket(socket, CLOSE.policy, `too many connections for this client (at most ${settings.maxConnectionsPerClient})`);
           return false;
         }
-        perClient.set(client, held + 1);
+        // Closed while its place was being taken: onClose found nothing to give back.
+        if (socket.readyState !== socket.OPEN) {
+          releasePlace();
+          return false;
+        }
         const onStall = () => closeSocket(socket, CLOSE.tryAgainLater, 'the client does not read its pushes');
         const connection: Connection = {
           scope,
           viewer,
-          client,
+          releasePlace,
           expiry: null,
           live: {
             maxIds: settings.maxIds,
@@ -276,17 +291,34 @@ export function attachWebSocket(server: Server, deps: WebSocketDeps) {
     { keepAliveMs: settings.pingIntervalMs, logger },
   );
 
+  const refuseUpgrade = (socket: Duplex, status: string) => {
+    // A client that resets meanwhile must not crash the process (an unhandled 'error').
+    socket.on('error', () => socket.destroy());
+    socket.end(`HTTP/1.1 ${status}\r\nconnection: close\r\n\r\n`);
+  };
   const onUpgrade = (request: IncomingMessage, socket: Duplex, head: Buffer) => {
     const path = (request.url ?? '/').split('?')[0];
-    if (path !== '/graphql' || draining) {
-      // A client that resets meanwhile must not crash the process (an unhandled 'error').
-      socket.on('error', () => socket.destroy());
-      socket.end(`HTTP/1.1 ${draining ? '503 Service Unavailable' : '404 Not Found'}\r\nconnection: close\r\n\r\n`);
-      return;
-    }
+    if (path !== '/graphql' || draining) return refuseUpgrade(socket, draining ? '503 Service Unavailable' : '404 Not Found');
+    // Sockets that have not sent connection_init belong to no user yet: they count against
+    // their address (up to WS_INIT_TIMEOUT_MS each), so one address cannot hold them all.
+    const address = clientAddress(request, deps.trustProxyHops);
+    if ((uninitialised.get(address) ?? 0) >= settings.maxConnectionsPerClient) return refuseUpgrade(socket, '429 Too Many Requests');
     wss.handleUpgrade(request, socket, head, (ws) => {
       metrics.liveSockets.inc();
-      ws.once('close', () => metrics.liveSockets.dec());
+      uninitialised.set(address, (uninitialised.get(address) ?? 0) + 1);
+      let counted = true;
+      const initialised = () => {
+        if (!counted) return;
+        counted = false;
+        const left = uninitialised.get(address)! - 1;
+        if (left > 0) uninitialised.set(address, left);
+        else uninitialised.delete(address);
+      };
+      initialisedBy.set(ws, initialised);
+      ws.once('close', () => {
+        initialised();
+        metrics.liveSockets.dec();
+      });
       transport.open(ws, socket, { socket: ws, request });
     });
   };
@@ -304,6 +336,7 @@ export function attachWebSocket(server: Server, deps: WebSocketDeps) {
       draining = true;
       server.off('upgrade', onUpgrade);
       deps.live.close();
+      deps.sockets.close();
       const deadline = Date.now() + DRAIN_MS;
       const busy = () =>
         [...connected].some((ctx) => Object.keys(ctx.subscriptions).length > 0) ||

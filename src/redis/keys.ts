@@ -105,6 +105,8 @@ export function createKeys(prefix: string, partitions: number) {
     rateLimit: (budget: string, userId: number) => `${prefix}rl:${u(userPartition(userId, partitions))}:${budget}:${userId}`,
     /** An anonymous client's token bucket for one budget, by its address. */
     addressRateLimit: (budget: string, address: string) => `${prefix}rlip:${budget}:${address}`,
+    /** The WebSocket connections a client (`u:<id>` or `a:<address>`) holds, every API process's (src/live/socketLeases.ts). */
+    clientSockets: (client: string) => `${prefix}sockets:${client}`,
     /** Epoch ms: every change acknowledged before it is in the user counters. */
     usersAsOf: () => `${prefix}uasof`,
     /** Which request a user's idempotency key was first used for (in the user's slot). */

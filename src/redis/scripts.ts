@@ -347,6 +347,13 @@ export function createScripts(redis: ScriptedRedis, keys: Keys) {
         a.maxBytes,
       ),
 
+    /**
+     * Takes a place for `socketIds[0]` among the client's sockets when `max` > 0 (false: it
+     * holds `max` already), or renews every id in `socketIds` when `max` is 0.
+     */
+    leaseSockets: async (a: { client: string; leaseMs: number; max: number; socketIds: readonly string[] }) =>
+      (await call<number>('leaseSockets', keys.clientSockets(a.client), a.leaseMs, a.max, ...a.socketIds)) === 1,
+
     /** Extends a lease the caller holds; false when it does not. */
     renewLease: async (key: string, holder: string, ms: number) => (await call<number>('renewLease', key, holder, ms)) === 1,
 

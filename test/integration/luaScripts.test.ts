@@ -22,6 +22,7 @@ describe('lua scripts', () => {
         'foldDirtyCounters',
         'hasFacts',
         'inspectCounters',
+        'leaseSockets',
         'persistedAsOf',
         'publishUserCounts',
         'raisePosition',
