@@ -8,7 +8,7 @@
     KEYS[1] bitmap chunk index  bmi:{pN}:<relation>:<type>:<id>   (the relation's set; see
     KEYS[2] array block index   rai:{pN}:<relation>:<type>:<id>    includes/relationSet)
     KEYS[3] outbox stream       ob:{pN}
-    KEYS[4] idempotency record  idem:{pN}:<user>:<key>   (untouched when ARGV[4] is '')
+    KEYS[4] idempotency record  idem:{pN}:<user>:<key digest>   (untouched when ARGV[4] is '')
     KEYS[5] partition ready     ready:{pN}      (see includes/readiness.lua)
     KEYS[6] entities restored   restored:{pN}
 

@@ -1,5 +1,6 @@
 // The one module that builds Redis key names (schema v1, docs/design.md). Nothing else
 // concatenates keys; Lua scripts that reach per-entity keys get the prefixes from here.
+import { createHash } from 'node:crypto';
 import { type EntityRef, entityName } from '../domain/entities.js';
 import { entityPartition, userPartition } from './partition.js';
 
@@ -14,6 +15,12 @@ export const META = {
   /** Set once partitions carry readiness markers. */
   readiness: 'readiness',
 } as const;
+
+/**
+ * A client's idempotency key as its records name it: 128 bits of its SHA-256. The key itself
+ * may be 255 characters of 4 bytes each, held twice for a day under `noeviction`.
+ */
+const keyDigest = (key: string) => createHash('sha256').update(key).digest('base64url').slice(0, 22);
 
 export function createKeys(prefix: string, partitions: number) {
   const p = (n: number) => `{p${n}}`;
@@ -96,7 +103,7 @@ export function createKeys(prefix: string, partitions: number) {
     /** Rebuilds of the entity in the current rate-limit window. */
     rebuildRate: (entity: EntityRef) => `${prefix}rbrate:${p(partitionOf(entity))}:${name(entity)}`,
     /** First result of an idempotent mutation, in the entity's slot so the script can reach it. */
-    idempotency: (entity: EntityRef, userId: number, key: string) => `${prefix}idem:${p(partitionOf(entity))}:${userId}:${key}`,
+    idempotency: (entity: EntityRef, userId: number, key: string) => `${prefix}idem:${p(partitionOf(entity))}:${userId}:${keyDigest(key)}`,
     /** The user's counters (SDS: followings, followers, posts, likesReceived, favsReceived). */
     userCounters: (userId: number) => `${perPartition.userCountersPrefix(userPartition(userId, partitions))}${userId}`,
     /** Version of the cached user counters (rows older than it are not written). */
@@ -110,7 +117,7 @@ export function createKeys(prefix: string, partitions: number) {
     /** Epoch ms: every change acknowledged before it is in the user counters. */
     usersAsOf: () => `${prefix}uasof`,
     /** Which request a user's idempotency key was first used for (in the user's slot). */
-    idempotencyClaim: (userId: number, key: string) => `${prefix}idemu:${u(userPartition(userId, partitions))}:${userId}:${key}`,
+    idempotencyClaim: (userId: number, key: string) => `${prefix}idemu:${u(userPartition(userId, partitions))}:${userId}:${keyDigest(key)}`,
     // The automatic persisted query store (src/graphql/persistedQueries.ts): one hash tag, so
     // its script reaches all three on a Cluster.
     /** Documents by Apollo's cache key for them ("apq:<sha256>"). */

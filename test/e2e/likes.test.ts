@@ -136,4 +136,18 @@ describe('idempotency keys', () => {
     expect(errorCodes(await set(token, { postId, active: false, idempotencyKey: '' }))).toEqual(['BAD_USER_INPUT']);
     expect((await read(postId, token)).data.post.myState.liked).toBe(true);
   });
+
+  it('keeps a small record of a long key: its digest, not its text', async () => {
+    const postId = await newPost();
+    const key = '𝄞'.repeat(255); // 1,020 bytes of UTF-8
+    expect((await set(await t.token(606), { postId, active: true, idempotencyKey: key })).errors).toBeUndefined();
+    const records = [t.app.keys.idempotency({ type: 'post', id: Number(postId) }, 606, key), t.app.keys.idempotencyClaim(606, key)];
+    for (const record of records) {
+      expect(record).not.toContain('𝄞');
+      expect(await t.app.redis.exists(record)).toBe(1);
+      expect(await t.app.redis.call('MEMORY', 'USAGE', record)).toBeLessThan(200);
+    }
+    // The retry finds it.
+    expect((await set(await t.token(606), { postId, active: true, idempotencyKey: key })).data.setLikeRelation.changed).toBe(true);
+  });
 });
