@@ -22,7 +22,7 @@ let apiA: string;
 let apiB: string;
 
 beforeAll(async () => {
-  const env = { ...stores.env(), JWT_SECRET: SECRET, ERASURE_REFRESH_MS: '600000', JIT_COMPILE_AFTER: '1' };
+  const env = { ...stores.env(), JWT_SECRET: SECRET, ERASURE_REFRESH_MS: '600000', JIT_COMPILE_AFTER: '1', RATE_LIMIT_WRITES: '100000' };
   const started = await Promise.all([
     startTallyProcess('api', { ...env, GRAPHQL_EXECUTOR: 'jit' }),
     startTallyProcess('api', { ...env, GRAPHQL_EXECUTOR: 'graphql-js' }),
