@@ -38,6 +38,7 @@ import type { SocketLeases } from '../live/socketLeases.js';
 import type { Metrics } from '../metrics.js';
 import { createRequestScope, type RequestScope, requestIdFrom } from '../requestScope.js';
 import { serveGraphqlWs } from './graphqlWsTransport.js';
+import { createHoldsPerKey } from './holdsPerKey.js';
 
 export const CLOSE = {
   goingAway: 1001,
@@ -105,7 +106,7 @@ export function attachWebSocket(server: Server, deps: WebSocketDeps) {
   const { settings, logger, metrics } = deps;
   const wss = new WebSocketServer({ noServer: true, maxPayload: settings.maxMessageBytes });
   /** Sockets that have not sent connection_init yet, by address; and how each stops counting. */
-  const uninitialised = new Map<string, number>();
+  const uninitialised = createHoldsPerKey(settings.maxConnectionsPerClient);
   const initialisedBy = new WeakMap<WebSocket, () => void>();
   /** Acknowledged connections, so draining can wait for their subscriptions to complete. */
   const connected = new Set<Context<Record<string, unknown>, Extra>>();
@@ -302,18 +303,10 @@ export function attachWebSocket(server: Server, deps: WebSocketDeps) {
     // Sockets that have not sent connection_init belong to no user yet: they count against
     // their address (up to WS_INIT_TIMEOUT_MS each), so one address cannot hold them all.
     const address = clientAddress(request, deps.trustProxyHops);
-    if ((uninitialised.get(address) ?? 0) >= settings.maxConnectionsPerClient) return refuseUpgrade(socket, '429 Too Many Requests');
+    if (uninitialised.full(address)) return refuseUpgrade(socket, '429 Too Many Requests');
     wss.handleUpgrade(request, socket, head, (ws) => {
       metrics.liveSockets.inc();
-      uninitialised.set(address, (uninitialised.get(address) ?? 0) + 1);
-      let counted = true;
-      const initialised = () => {
-        if (!counted) return;
-        counted = false;
-        const left = uninitialised.get(address)! - 1;
-        if (left > 0) uninitialised.set(address, left);
-        else uninitialised.delete(address);
-      };
+      const initialised = uninitialised.hold(address);
       initialisedBy.set(ws, initialised);
       ws.once('close', () => {
         initialised();
