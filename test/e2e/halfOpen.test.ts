@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAuth } from '../../src/auth/jwt.js';
 import { TEST_REDIS_URL } from '../support/env.js';
-import { type Spawned, startTallyProcess } from '../support/process.js';
+import { startApiAndWorker } from '../support/process.js';
 import { useIsolatedStores } from '../support/stores.js';
 import { startTcpProxy } from '../support/tcpProxy.js';
 import { waitFor } from '../support/wait.js';
@@ -16,7 +16,7 @@ import { waitFor } from '../support/wait.js';
 const SECRET = 'half-open-secret-0123456789abcdef012345';
 const auth = createAuth(SECRET);
 const stores = useIsolatedStores();
-const processes: Spawned[] = [];
+let deployment: Awaited<ReturnType<typeof startApiAndWorker>> | undefined;
 const redis = new URL(TEST_REDIS_URL);
 let proxy: Awaited<ReturnType<typeof startTcpProxy>>;
 let api: string;
@@ -33,13 +33,11 @@ beforeAll(async () => {
     REDIS_COMMAND_TIMEOUT_MS: String(COMMAND_TIMEOUT_MS),
     READINESS_TIMEOUT_MS: String(READINESS_TIMEOUT_MS),
   };
-  const started = await Promise.all([startTallyProcess('api', env), startTallyProcess('worker', env)]);
-  processes.push(...started.map((s) => s.proc));
-  api = started[0]!.url;
+  deployment = await startApiAndWorker(env);
+  api = deployment.api;
 }, 60_000);
 afterAll(async () => {
-  for (const proc of processes) proc.child.kill('SIGTERM');
-  await Promise.all(processes.map((p) => p.exited));
+  await deployment?.stop();
   proxy.endStall();
   await proxy.cut();
 });

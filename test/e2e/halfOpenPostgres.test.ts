@@ -9,7 +9,7 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAuth } from '../../src/auth/jwt.js';
-import { type Spawned, startTallyProcess } from '../support/process.js';
+import { startApiAndWorker } from '../support/process.js';
 import { useIsolatedStores } from '../support/stores.js';
 import { startTcpProxy } from '../support/tcpProxy.js';
 import { waitFor } from '../support/wait.js';
@@ -17,7 +17,7 @@ import { waitFor } from '../support/wait.js';
 const SECRET = 'half-open-pg-secret-0123456789abcdef0123';
 const auth = createAuth(SECRET);
 const stores = useIsolatedStores();
-const processes: Spawned[] = [];
+let deployment: Awaited<ReturnType<typeof startApiAndWorker>> | undefined;
 let proxy: Awaited<ReturnType<typeof startTcpProxy>>;
 let api: string;
 
@@ -37,13 +37,11 @@ beforeAll(async () => {
     DATABASE_CONNECT_TIMEOUT_MS: String(QUERY_TIMEOUT_MS),
     READINESS_TIMEOUT_MS: String(READINESS_TIMEOUT_MS),
   };
-  const started = await Promise.all([startTallyProcess('api', env), startTallyProcess('worker', env)]);
-  processes.push(...started.map((s) => s.proc));
-  api = started[0]!.url;
+  deployment = await startApiAndWorker(env);
+  api = deployment.api;
 }, 60_000);
 afterAll(async () => {
-  for (const proc of processes) proc.child.kill('SIGTERM');
-  await Promise.all(processes.map((p) => p.exited));
+  await deployment?.stop();
   proxy.endStall();
   await proxy.cut();
 });

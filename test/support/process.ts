@@ -78,3 +78,16 @@ export async function startTallyProcess(
   const [, url] = await proc.waitFor(/"url":"(http:\/\/[^"]+)\/graphql"/, 30_000);
   return { proc, url: url! };
 }
+
+/** An API process and a worker with `env`, as a split deployment runs them; `stop` ends both (SIGTERM). */
+export async function startApiAndWorker(env: Record<string, string>): Promise<{ api: string; stop(): Promise<void> }> {
+  const started = await Promise.all([startTallyProcess('api', env), startTallyProcess('worker', env)]);
+  const processes = started.map((s) => s.proc);
+  return {
+    api: started[0]!.url,
+    async stop() {
+      for (const proc of processes) proc.child.kill('SIGTERM');
+      await Promise.all(processes.map((p) => p.exited));
+    },
+  };
+}
