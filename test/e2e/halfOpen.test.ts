@@ -33,14 +33,11 @@ beforeAll(async () => {
     REDIS_COMMAND_TIMEOUT_MS: String(COMMAND_TIMEOUT_MS),
     READINESS_TIMEOUT_MS: String(READINESS_TIMEOUT_MS),
   };
-  deployment = await startApiAndWorker(env);
+  // The proxy's cut drops the stalled connections too.
+  deployment = await startApiAndWorker(env, () => proxy.cut());
   api = deployment.api;
 }, 60_000);
-afterAll(async () => {
-  await deployment?.stop();
-  proxy.endStall();
-  await proxy.cut();
-});
+afterAll(() => deployment?.stop());
 
 async function like(userId: number, postId: string, active: boolean, idempotencyKey?: string) {
   const res = await fetch(`${api}/graphql`, {

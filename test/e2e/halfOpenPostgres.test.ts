@@ -37,14 +37,11 @@ beforeAll(async () => {
     DATABASE_CONNECT_TIMEOUT_MS: String(QUERY_TIMEOUT_MS),
     READINESS_TIMEOUT_MS: String(READINESS_TIMEOUT_MS),
   };
-  deployment = await startApiAndWorker(env);
+  // The proxy's cut drops the stalled connections too.
+  deployment = await startApiAndWorker(env, () => proxy.cut());
   api = deployment.api;
 }, 60_000);
-afterAll(async () => {
-  await deployment?.stop();
-  proxy.endStall();
-  await proxy.cut();
-});
+afterAll(() => deployment?.stop());
 
 async function gql(query: string, variables: Record<string, unknown>, userId?: number) {
   const headers: Record<string, string> = { 'content-type': 'application/json' };

@@ -79,8 +79,14 @@ export async function startTallyProcess(
   return { proc, url: url! };
 }
 
-/** An API process and a worker with `env`, as a split deployment runs them; `stop` ends both (SIGTERM). */
-export async function startApiAndWorker(env: Record<string, string>): Promise<{ api: string; stop(): Promise<void> }> {
+/**
+ * An API process and a worker with `env`, as a split deployment runs them; `stop` ends both
+ * (SIGTERM), then `after` (what the test set up for them, such as a proxy).
+ */
+export async function startApiAndWorker(
+  env: Record<string, string>,
+  after: () => Promise<void> = async () => {},
+): Promise<{ api: string; stop(): Promise<void> }> {
   const started = await Promise.all([startTallyProcess('api', env), startTallyProcess('worker', env)]);
   const processes = started.map((s) => s.proc);
   return {
@@ -88,6 +94,7 @@ export async function startApiAndWorker(env: Record<string, string>): Promise<{ 
     async stop() {
       for (const proc of processes) proc.child.kill('SIGTERM');
       await Promise.all(processes.map((p) => p.exited));
+      await after();
     },
   };
 }
