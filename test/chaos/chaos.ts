@@ -91,7 +91,13 @@ async function runRow(mode: EventLogMode, fault: Fault, kafka: ChaosKafka | null
   let sampler: ReturnType<typeof startCountSampler> | null = null;
   let dep: Deployment | null = null;
   try {
-    dep = await startDeployment({ eventLog: mode, kafka: kafka?.kafka ?? null, logDir, redisArgs: fault.redisArgs?.(workDir) });
+    dep = await startDeployment({
+      eventLog: mode,
+      kafka: kafka?.kafka ?? null,
+      logDir,
+      redisArgs: fault.redisArgs?.(workDir),
+      ...fault.deployment,
+    });
     const postIds = await createPosts(dep, scale.posts);
     const users = Array.from({ length: scale.users }, (_, i) => i + 1);
     const tokens = new Map(await Promise.all(users.map(async (u) => [u, await dep!.sign(u)] as const)));
@@ -156,6 +162,7 @@ async function runRow(mode: EventLogMode, fault: Fault, kafka: ChaosKafka | null
       loadEnd = second.endedAt;
     }
 
+    failures.push(...(faultResult.problems ?? []));
     const lossPromise: Promise<Loss | null> = faultResult.loss ? faultResult.loss() : Promise.resolve(null);
     final = await converge(dep, actors, truth, lossPromise, {
       from: Math.max(loadEnd, faultResult.endedAt),

@@ -7,7 +7,7 @@ import pg from 'pg';
 import { freePort } from '../support/redisServer.js';
 import { readPgFacts } from './checks.js';
 import { gql } from './client.js';
-import { type Deployment, JWT_SECRET } from './deployment.js';
+import { CHECKS_APPLICATION_NAME, type Deployment, type DeploymentOptions, JWT_SECRET } from './deployment.js';
 import { readTopicFacts, rewindGroups } from './kafka.js';
 import { startOwnedRedis } from './redisProcess.js';
 import { createTallyProcess } from './tallyProcess.js';
@@ -25,6 +25,8 @@ export interface FaultContext {
 
 export interface FaultResult {
   endedAt: number;
+  /** What the fault saw go wrong while it ran (the row fails with them). */
+  problems?: string[];
   /** After a Redis data loss: what Tally could still know, resolved once the load is over. */
   loss?: () => Promise<Loss>;
 }
@@ -36,10 +38,18 @@ export interface Fault {
   when: 'mid-load' | 'between-phases';
   at?: number;
   redisArgs?(workDir: string): string[];
+  /** How the row's deployment differs: a Redis Cluster, proxies in front of Redis or PostgreSQL, settings. */
+  deployment?: Pick<DeploymentOptions, 'redis' | 'redisVia' | 'pgVia' | 'env'>;
   inject(ctx: FaultContext): Promise<FaultResult>;
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** The single redis-server (every fault but the Cluster's runs on one). */
+function ownRedis(dep: Deployment) {
+  if (!dep.redis) throw new Error('this fault needs the single redis-server, not a Cluster');
+  return dep.redis;
+}
 const AGG = 'counter-agg';
 const FACTS = 'counter-facts';
 const RELAY = 'counter-relay';
@@ -80,13 +90,13 @@ async function loseRedisData(ctx: FaultContext): Promise<FaultResult> {
   const { dep } = ctx;
   const backlog = await persisterBacklog(dep);
   const at = Date.now();
-  await dep.redis.shutdownNoSave();
+  await ownRedis(dep).shutdownNoSave();
   // With EVENT_LOG=redis the persister reads the lost Redis: PostgreSQL is frozen once the
   // transaction in flight (if any) commits. With Kafka it may still write from the topic.
   const snapshot = await settledPgFacts(dep, 5000);
   await sleep(Math.max(0, 1000 - (Date.now() - at)));
   const restartAt = Date.now();
-  await dep.redis.restart();
+  await ownRedis(dep).restart();
   ctx.note(`fact persister backlog just before the loss: ${backlog ?? 'unknown'} events (tally_event_log_lag, counter-facts)`);
   ctx.note(
     `Redis down ${restartAt - at} ms; PostgreSQL held ${[...snapshot.facts.values()].filter(Boolean).length} active facts at the loss (settled after ${snapshot.settledMs} ms)`,
@@ -111,11 +121,11 @@ async function loseRedisData(ctx: FaultContext): Promise<FaultResult> {
 async function killAofRedis(ctx: FaultContext): Promise<FaultResult> {
   const { dep } = ctx;
   const at = Date.now();
-  await dep.redis.kill();
+  await ownRedis(dep).kill();
   const copy = join(ctx.workDir, 'aof-at-kill');
   cpSync(join(ctx.workDir, 'aof'), copy, { recursive: true });
   const restartAt = Date.now();
-  await dep.redis.restart();
+  await ownRedis(dep).restart();
   ctx.note(`Redis SIGKILLed, restarted from its AOF after ${restartAt - at} ms`);
   return {
     endedAt: Date.now(),
@@ -176,6 +186,53 @@ async function readAofCopy(ctx: FaultContext, dir: string): Promise<{ known: Map
     await reader.dispose();
     await side.stop();
   }
+}
+
+/** How long the half-open rows stall: longer than any deadline the row's settings give a connection (BullMQ's: command timeout + 10 s). */
+const STALL_MS = 15_000;
+const COUNTS_AS_OF = 'query($ids: [ID!]!) { posts(ids: $ids) { id counts { asOf } } }';
+
+const sameFacts = (a: Map<FactKey, boolean>, b: Map<FactKey, boolean>) => a.size === b.size && [...a].every(([k, v]) => b.get(k) === v);
+
+/**
+ * The proxy in front of Redis or PostgreSQL stalls: every connection open through it stays
+ * open and carries nothing (a NAT or proxy that lost its state); new ones work. Before the
+ * stall ends (which drops the stalled connections, as such a network does in the end) Tally
+ * must have carried on without them, on connections it opened by itself: changes
+ * acknowledged, counts flushed, facts persisted. Else the end of the stall fixed it, not Tally.
+ */
+async function halfOpen(ctx: FaultContext, which: 'redis' | 'pg'): Promise<FaultResult> {
+  const { dep, actors, truth, note } = ctx;
+  const proxy = dep.proxies[which];
+  if (!proxy) throw new Error(`this fault needs the deployment's ${which} through a proxy`);
+  const pgAtStall = await readPgFacts(dep);
+  const at = Date.now();
+  proxy.stall();
+  await sleep(STALL_MS);
+  // What Tally did meanwhile, seen over the suite's own (direct) connections.
+  const acked = truth.acks.filter((a) => a.ackedAt > at).length;
+  const counts = await gql<{ counts: { asOf: string | null } }[]>(
+    actors.apiUrl,
+    COUNTS_AS_OF,
+    { ids: actors.postIds.map(String) },
+    { field: 'posts', timeoutMs: 5000 },
+  );
+  const oldestAsOf = counts.ok ? Math.min(...counts.data.map((p) => (p.counts.asOf ? Date.parse(p.counts.asOf) : 0))) : null;
+  const persisted = !sameFacts(pgAtStall, await readPgFacts(dep));
+  proxy.endStall();
+  const problems: string[] = [];
+  if (acked === 0) problems.push('no change was acknowledged during the stall');
+  if (oldestAsOf === null || oldestAsOf <= at)
+    problems.push(
+      `no post's counts flushed during the stall (${counts.ok ? `oldest asOf ${new Date(oldestAsOf!).toISOString()}` : counts.message})`,
+    );
+  if (!persisted) problems.push('relation_facts did not change during the stall');
+  note(
+    `${which} connections stalled ${STALL_MS / 1000} s: ${acked} changes acknowledged meanwhile; counts flushed up to ${
+      oldestAsOf && oldestAsOf > at ? `${((oldestAsOf - at) / 1000).toFixed(1)} s into it` : 'before it'
+    }; relation_facts ${persisted ? 'written' : 'not written'} during it`,
+  );
+  return { endedAt: Date.now(), problems };
 }
 
 export const FAULTS: Fault[] = [
@@ -239,7 +296,7 @@ export const FAULTS: Fault[] = [
     when: 'mid-load',
     at: 0.3,
     async inject({ dep }) {
-      await dep.redis.admin((r) => r.call('CLIENT', 'PAUSE', '3000', 'ALL'));
+      await ownRedis(dep).admin((r) => r.call('CLIENT', 'PAUSE', '3000', 'ALL'));
       await sleep(3000);
       return { endedAt: Date.now() };
     },
@@ -271,7 +328,7 @@ export const FAULTS: Fault[] = [
     async inject({ dep, actors, note }) {
       let writes = 0;
       const until = Date.now() + 3000;
-      await dep.redis.admin(async (redis) => {
+      await ownRedis(dep).admin(async (redis) => {
         while (Date.now() < until) {
           for (const id of actors.postIds) {
             // A wrong-length string (the SDS is 20 bytes): malformed, never a plausible count.
@@ -293,7 +350,7 @@ export const FAULTS: Fault[] = [
     async inject({ dep, note }) {
       const streams = Array.from({ length: dep.keys.partitions }, (_, p) => dep.keys.outbox(p));
       const setId = (groups: string[]) =>
-        dep.redis.admin(async (redis) => {
+        ownRedis(dep).admin(async (redis) => {
           let done = 0;
           for (const stream of streams)
             for (const group of groups)
@@ -331,6 +388,89 @@ export const FAULTS: Fault[] = [
       return ['--appendonly', 'yes', '--appendfsync', 'everysec', '--dir', join(workDir, 'aof')];
     },
     inject: killAofRedis,
+  },
+  {
+    name: 'redis-half-open',
+    title: `the processes' Redis connections half-open for ${STALL_MS / 1000} s mid-load (a proxy stops forwarding on them)`,
+    when: 'mid-load',
+    at: 0.2,
+    // 2 s instead of 5 s: BullMQ's connections give up after it + 10 s, within the stall.
+    deployment: { redisVia: 'proxy', env: { REDIS_COMMAND_TIMEOUT_MS: '2000' } },
+    inject: (ctx) => halfOpen(ctx, 'redis'),
+  },
+  {
+    name: 'pg-half-open',
+    title: `the processes' PostgreSQL connections half-open for ${STALL_MS / 1000} s mid-load (a proxy stops forwarding on them)`,
+    when: 'mid-load',
+    at: 0.2,
+    // 3 s instead of 30 s: a stalled query (and its connection) is given up within the stall.
+    deployment: { pgVia: 'proxy', env: { DATABASE_QUERY_TIMEOUT_MS: '3000', DATABASE_CONNECT_TIMEOUT_MS: '3000' } },
+    inject: (ctx) => halfOpen(ctx, 'pg'),
+  },
+  {
+    name: 'pg-terminate-backend',
+    title: 'every PostgreSQL session of the processes ended (pg_terminate_backend) mid-load, 3 times 1 s apart',
+    when: 'mid-load',
+    at: 0.3,
+    async inject({ dep, note }) {
+      // A connection of its own; the checks' pool (named) is spared.
+      const client = new pg.Client({ connectionString: dep.database.url });
+      await client.connect();
+      const ended: number[] = [];
+      try {
+        for (let round = 0; round < 3; round++) {
+          if (round > 0) await sleep(1000);
+          const { rows } = await client.query<{ ended: boolean }>(
+            `SELECT pg_terminate_backend(pid) AS ended FROM pg_stat_activity
+              WHERE datname = $1 AND pid <> pg_backend_pid() AND application_name IS DISTINCT FROM $2`,
+            [dep.database.name, CHECKS_APPLICATION_NAME],
+          );
+          ended.push(rows.filter((r) => r.ended).length);
+        }
+      } finally {
+        await client.end();
+      }
+      note(`sessions ended: ${ended.join(', ')}`);
+      return { endedAt: Date.now() };
+    },
+  },
+  {
+    name: 'redis-client-kill',
+    title: 'every Redis connection of the processes killed (CLIENT KILL TYPE normal, pubsub) mid-load, 3 times 1 s apart',
+    when: 'mid-load',
+    at: 0.3,
+    async inject({ dep, note }) {
+      const killed = await ownRedis(dep).admin(async (redis) => {
+        const counts: string[] = [];
+        for (let round = 0; round < 3; round++) {
+          if (round > 0) await sleep(1000);
+          // SKIPME yes: not this admin connection.
+          const normal = await redis.call('CLIENT', 'KILL', 'TYPE', 'normal', 'SKIPME', 'yes');
+          const pubsub = await redis.call('CLIENT', 'KILL', 'TYPE', 'pubsub', 'SKIPME', 'yes');
+          counts.push(`${normal} + ${pubsub}`);
+        }
+        return counts;
+      });
+      note(`connections killed (normal + pubsub): ${killed.join(', ')}`);
+      return { endedAt: Date.now() };
+    },
+  },
+  {
+    name: 'redis-cluster-failover',
+    title: 'Redis Cluster (3 masters, a replica each): CLUSTER FAILOVER of one master, then of another, mid-load',
+    when: 'mid-load',
+    at: 0.2,
+    deployment: { redis: 'cluster' },
+    async inject({ dep, note }) {
+      if (!dep.cluster) throw new Error('this fault needs the deployment on a Redis Cluster');
+      for (const shard of [0, 1]) {
+        if (shard > 0) await sleep(2000);
+        const started = Date.now();
+        const { from, to } = await dep.cluster.failover(shard);
+        note(`shard ${shard}: master ${from} handed over to its replica ${to} in ${Date.now() - started} ms`);
+      }
+      return { endedAt: Date.now() };
+    },
   },
 ];
 
