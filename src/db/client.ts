@@ -13,31 +13,79 @@ export interface DbOptions {
   timeouts?: DatabaseTimeouts;
 }
 
+const READ_TIMEOUT = 'Query read timeout';
+/** Longest a timed-out query's caller waits for the dropped connections to leave the pool. */
+const DROP_WAIT_MS = 1000;
+
+type PgClient = InstanceType<typeof pg.Client>;
+const destroy = (client: PgClient) => (client as unknown as { connection: { stream: { destroy(): void } } }).connection.stream.destroy();
+
 /**
  * pg's client, except that a query that timed out on the wire takes its connection down: pg
  * stops waiting for the answer but leaves the connection waiting for it, so every later
  * query on that client hangs and the pool keeps handing it out (node-postgres issue #3399).
- * Destroyed, the client leaves the pool and the next query opens a new connection.
+ * Destroyed, the client leaves the pool and the next query opens a new connection. So do the
+ * pool's idle connections that have answered nothing since that query was sent: a network
+ * that stopped carrying one connection (a NAT or proxy that lost its state) stopped carrying
+ * every one open then, and each would cost a whole timeout to find out, one after another.
  */
-class DroppingOnTimeoutClient extends pg.Client {
-  override query(...args: unknown[]): never {
-    const last = args.length - 1;
-    const callback = args[last];
-    if (typeof callback === 'function') {
-      args[last] = (error: Error | null, ...rest: unknown[]) => {
-        this.dropIfTimedOut(error);
-        callback(error, ...rest);
-      };
-    }
-    const result = (super.query as (...a: unknown[]) => unknown)(...args);
-    if (result instanceof Promise) result.catch((error: Error) => this.dropIfTimedOut(error));
-    return result as never;
-  }
+function clientDroppingOnTimeout() {
+  const clients = new Set<DroppingOnTimeoutClient>();
 
-  private dropIfTimedOut(error: Error | null) {
-    if (error?.message === 'Query read timeout')
-      (this as unknown as { connection: { stream: { destroy(): void } } }).connection.stream.destroy();
+  class DroppingOnTimeoutClient extends pg.Client {
+    private lastAnswerAt = Date.now();
+    private inFlight = 0;
+
+    constructor(...args: ConstructorParameters<typeof pg.Client>) {
+      super(...args);
+      clients.add(this);
+      this.once('end', () => clients.delete(this));
+    }
+
+    override query(...args: unknown[]): never {
+      const sentAt = Date.now();
+      const last = args.length - 1;
+      const callback = args[last];
+      if (typeof callback === 'function') {
+        this.inFlight++;
+        args[last] = (error: Error | null, ...rest: unknown[]) => {
+          const dropping = this.answered(error, sentAt);
+          if (dropping) void dropping.then(() => callback(error, ...rest));
+          else callback(error, ...rest);
+        };
+      }
+      const result = (super.query as (...a: unknown[]) => unknown)(...args);
+      if (!(result instanceof Promise)) return result as never;
+      this.inFlight++;
+      return result.then(
+        (value) => {
+          this.answered(null, sentAt);
+          return value;
+        },
+        async (error: Error) => {
+          await this.answered(error, sentAt);
+          throw error;
+        },
+      ) as never;
+    }
+
+    /** A query ended; after a read timeout, the connections dropped (a promise: the caller waits for it). */
+    private answered(error: Error | null, sentAt: number): Promise<void> | null {
+      this.inFlight--;
+      if (!error) this.lastAnswerAt = Date.now();
+      return error?.message === READ_TIMEOUT ? this.dropStalled(sentAt) : null;
+    }
+
+    /** Resolves once the idle connections dropped with this one have left the pool, so the caller's next query cannot get one. */
+    private async dropStalled(sentAt: number): Promise<void> {
+      const idle = [...clients].filter((c) => c !== this && c.inFlight === 0 && c.lastAnswerAt < sentAt);
+      const ended = idle.map((c) => new Promise((resolve) => c.once('end', resolve)));
+      for (const c of idle) destroy(c);
+      if (idle.length > 0) await Promise.race([Promise.all(ended), new Promise((resolve) => setTimeout(resolve, DROP_WAIT_MS))]);
+      destroy(this);
+    }
   }
+  return DroppingOnTimeoutClient;
 }
 
 /**
@@ -56,7 +104,7 @@ export function createDb(databaseUrl: string, options: DbOptions = {}): Db {
     connectionTimeoutMillis: connectTimeoutMs,
     keepAlive: true,
     keepAliveInitialDelayMillis: keepAliveMs,
-    Client: DroppingOnTimeoutClient,
+    Client: clientDroppingOnTimeout(),
   });
   const prisma = new PrismaClient({ adapter, log: [{ emit: 'event', level: 'query' }] });
   if (options.onQuery) {

@@ -9,6 +9,7 @@ import { startTcpProxy } from '../support/tcpProxy.js';
 let database: TestDatabase;
 let proxy: Awaited<ReturnType<typeof startTcpProxy>>;
 let db: Db;
+let pool: Db;
 
 beforeAll(async () => {
   database = await createTestDatabase();
@@ -16,10 +17,13 @@ beforeAll(async () => {
   proxy = await startTcpProxy({ host: direct.hostname, port: Number(direct.port || 5432) });
   const viaProxy = new URL(database.url);
   viaProxy.host = `127.0.0.1:${proxy.port}`;
-  db = createDb(viaProxy.toString(), { poolSize: 1, timeouts: { queryTimeoutMs: 500, connectTimeoutMs: 2000, keepAliveMs: 10_000 } });
+  const timeouts = { queryTimeoutMs: 500, connectTimeoutMs: 2000, keepAliveMs: 10_000 };
+  db = createDb(viaProxy.toString(), { poolSize: 1, timeouts });
+  pool = createDb(viaProxy.toString(), { poolSize: 4, timeouts });
 });
 afterAll(async () => {
   await db.$disconnect();
+  await pool.$disconnect();
   proxy.endStall();
   await proxy.cut();
   await database.drop();
@@ -44,5 +48,23 @@ describe('PostgreSQL deadlines', () => {
       }),
     ).rejects.toThrow();
     expect(await db.$queryRaw<{ n: number }[]>`SELECT 6::int AS n`).toEqual([{ n: 6 }]);
+  });
+
+  it('drops, with the first timed-out query, every idle connection that answered nothing since it was sent', async () => {
+    proxy.endStall();
+    // Four connections open (four queries at once), then idle in the pool.
+    await Promise.all([1, 2, 3, 4].map(() => pool.$queryRaw`SELECT pg_sleep(0.05)::text`));
+    proxy.stall();
+    await expect(pool.$queryRaw`SELECT 1`).rejects.toThrow('Query read timeout');
+    // Each of the other three would have cost a timeout of its own, one query after another.
+    const outcomes = [];
+    for (const n of [2, 3, 4, 5])
+      outcomes.push(
+        await pool.$queryRaw<{ n: number }[]>`SELECT ${n}::int AS n`.then(
+          (rows) => rows[0]?.n,
+          () => 'failed',
+        ),
+      );
+    expect(outcomes).toEqual([2, 3, 4, 5]);
   });
 });
