@@ -14,7 +14,7 @@
     ARGV[4] id of the batch's newest event
     ARGV[5] aggregation hash key prefix (agg:{pN}:v1:)
     ARGV[6] number of entities, then per entity:
-            name, first event id, last event id, number of fields, then (sds index, delta) pairs
+            name, first event id, last event id, number of fields, then (counter slot, delta) pairs
 
   Output:
     { 1 }                       applied

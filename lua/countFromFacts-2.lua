@@ -1,6 +1,6 @@
 --[[
-  Read-only: an entity's like and favourite counts straight from its facts, for when its SDS
-  is missing or malformed (a missing SDS is never read as zero).
+  Read-only: an entity's like and favourite counts straight from its facts, for when its packed counters
+  are missing or malformed (missing counters are never read as zero).
 
   Input:
     KEYS[1] like chunk index   bmi:{pN}:like:<type>:<id>   (declared so a Cluster routes the

@@ -1,5 +1,5 @@
 --[[
-  Folds the pending deltas of dirty entities into their SDS counters, a bounded number of
+  Folds the pending deltas of dirty entities into their packed counters, a bounded number of
   entities per call. Each entity's hash is read, deleted and folded in this one atomic step,
   so a write landing between "read" and "delete" cannot be lost, and the dirty set is a
   plain set: no KEYS, no SCAN.
@@ -21,7 +21,7 @@
     KEYS[8] changed in this pass  pushq:{pN}        (set of entity names to push)
 
     ARGV[1] most entities to fold in this call
-    ARGV[2] aggregation hash prefix   ARGV[3] SDS prefix
+    ARGV[2] aggregation hash prefix   ARGV[3] counters prefix
     ARGV[4] key prefix                ARGV[5] partition tag "{pN}" (to reach the facts)
     ARGV[6] bitmap-backed relations, e.g. "like:1,fav:2"
     ARGV[7] shard channel of the partition's live counts   counts:{pN}
@@ -30,7 +30,7 @@
 ]]
 local rcall = redis.call
 --- @include "includes/positions"
---- @include "includes/sds"
+--- @include "includes/packedCounters"
 --- @include "includes/relationSet"
 --- @include "includes/countFromFacts"
 --- @include "includes/outbox"
@@ -67,8 +67,8 @@ for _, entity in ipairs(entities) do
   local aggKey = ARGV[2] .. entity
   local deltas = rcall('HGETALL', aggKey)
   if #deltas > 0 then
-    local sdsKey = ARGV[3] .. entity
-    local v = sdsDecode(rcall('GET', sdsKey))
+    local countersKey = ARGV[3] .. entity
+    local v = unpackCounters(rcall('GET', countersKey))
     if v then
       rcall('DEL', aggKey)
       local changed = false
@@ -79,13 +79,13 @@ for _, entity in ipairs(entities) do
         if v[slot] ~= before then changed = true end
       end
       if changed then
-        rcall('SET', sdsKey, sdsEncode(v))
+        rcall('SET', countersKey, packCounters(v))
         rcall('SADD', KEYS[8], entity)
       end
     else
       -- Missing or malformed counters are never folded onto zeros: start again from the facts.
       rebuildFromFacts(entity,
-        { sds = sdsKey, agg = aggKey, aggState = KEYS[5], outbox = KEYS[6], watermarks = KEYS[7] },
+        { counters = countersKey, agg = aggKey, aggState = KEYS[5], outbox = KEYS[6], watermarks = KEYS[7] },
         { prefix = ARGV[4], tag = ARGV[5] }, relations)
       rcall('SADD', KEYS[8], entity)
       rebuilt = rebuilt + 1

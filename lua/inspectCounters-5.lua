@@ -8,7 +8,7 @@
   holds exactly unless something drifted, even while writes keep arriving.
 
   Input:
-    KEYS[1] SDS counters          cnt:{pN}:v1:<type>:<id>
+    KEYS[1] packed counters          cnt:{pN}:v1:<type>:<id>
     KEYS[2] aggregation hash      agg:{pN}:v1:<type>:<id>
     KEYS[3] aggregator state      aggstate:{pN}
     KEYS[4] outbox stream         ob:{pN}
@@ -24,7 +24,7 @@
     { 1, countersValid, then per relation: counter, facts, pending, inFlight }
 ]]
 local rcall = redis.call
---- @include "includes/sds"
+--- @include "includes/packedCounters"
 --- @include "includes/relationSet"
 --- @include "includes/countFromFacts"
 
@@ -46,12 +46,12 @@ for _, entry in ipairs(entries) do
   end
 end
 
-local sds = sdsDecode(rcall('GET', KEYS[1]))
-local reply = { 1, sds and 1 or 0 }
+local packed = unpackCounters(rcall('GET', KEYS[1]))
+local reply = { 1, packed and 1 or 0 }
 for _, relation in ipairs(parseRelations(ARGV[5])) do
   local base = relation[1] .. ':' .. entity
   local slot = relation[2]
-  reply[#reply + 1] = sds and sds[slot + 1] or 0
+  reply[#reply + 1] = packed and packed[slot + 1] or 0
   reply[#reply + 1] = countMembers(relationKeys(ARGV[3], ARGV[4], base))
   reply[#reply + 1] = tonumber(rcall('HGET', KEYS[2], slot) or '0')
   reply[#reply + 1] = inFlight[slot] or 0

@@ -3,7 +3,7 @@
   watermark makes this safe while events are still in flight).
 
   Input:
-    KEYS[1] SDS counters          cnt:{pN}:v1:<type>:<id>
+    KEYS[1] packed counters          cnt:{pN}:v1:<type>:<id>
     KEYS[2] aggregation hash      agg:{pN}:v1:<type>:<id>
     KEYS[3] aggregator state      aggstate:{pN}
     KEYS[4] outbox stream         ob:{pN}
@@ -16,13 +16,13 @@
   Output: { the five counters..., watermark or '' }
 ]]
 --- @include "includes/positions"
---- @include "includes/sds"
+--- @include "includes/packedCounters"
 --- @include "includes/relationSet"
 --- @include "includes/countFromFacts"
 --- @include "includes/outbox"
 --- @include "includes/rebuildFromFacts"
 
 local v, newest = rebuildFromFacts(ARGV[1],
-  { sds = KEYS[1], agg = KEYS[2], aggState = KEYS[3], outbox = KEYS[4], watermarks = KEYS[5] },
+  { counters = KEYS[1], agg = KEYS[2], aggState = KEYS[3], outbox = KEYS[4], watermarks = KEYS[5] },
   { prefix = ARGV[2], tag = ARGV[3] }, parseRelations(ARGV[4]))
 return { v[1], v[2], v[3], v[4], v[5], newest or '' }

@@ -15,7 +15,7 @@
     ARGV[1] partition tag "{pN}"   ARGV[2] desired state (0 or 1)   ARGV[3] key prefix
     ARGV[4] request fingerprint, '' when the request has no idempotency key
     ARGV[5] idempotency record TTL (seconds)
-    ARGV[6] entity type     ARGV[7] entity id    ARGV[8] relation   ARGV[9] SDS slot
+    ARGV[6] entity type     ARGV[7] entity id    ARGV[8] relation   ARGV[9] counter slot
     ARGV[10] user id (a safe integer)   ARGV[11] author id
     ARGV[12] not after: epoch ms (Redis's clock) past which the call is refused, 0 for never.
              A call its client gave up on (timed out) may still be queued in the client; it

@@ -1,12 +1,12 @@
 --[[
-  Caches a user's counters (the user SDS) unless the cache already holds a newer version:
+  Caches a user's counters (the user's packed counters) unless the cache already holds a newer version:
   two writers racing with rows of different versions leave the newer one. A user whose
   cached values changed is queued for the next live push (lua/publishUserCounts-1.lua); a
   first write to an empty cache is queued only when it comes from a change (ARGV[9]), not
   when a read fills the cache.
 
   Input:
-    KEYS[1] user SDS        ucnt:{uN}:v1:<user>
+    KEYS[1] user packed counters        ucnt:{uN}:v1:<user>
     KEYS[2] its version     ucntv:{uN}:<user>
     KEYS[3] push queue      pushq:{uN}
     ARGV[1] version of the row (0: a user with no row yet, all zeros)   ARGV[2..6] followings, followers, posts, likesReceived, favsReceived
@@ -16,7 +16,7 @@
 
   Output: 1 written, 0 the cache was newer
 ]]
---- @include "includes/sds"
+--- @include "includes/packedCounters"
 
 local version = tonumber(ARGV[1])
 if not version then return -2 end
@@ -27,7 +27,7 @@ if cached then
 end
 local v = {}
 for i = 1, 5 do v[i] = clampCount(tonumber(ARGV[i + 1]) or 0) end
-local encoded = sdsEncode(v)
+local encoded = packCounters(v)
 local current = redis.call('GET', KEYS[1])
 if current ~= encoded then
   redis.call('SET', KEYS[1], encoded)

@@ -16,13 +16,13 @@
     KEYS[4] rebuild watermarks         rw:{pN}
 
     ARGV[1] replayed through (event id)   ARGV[2] most entities per call
-    ARGV[3] replayed sums prefix (hash per entity)   ARGV[4] SDS prefix   ARGV[5] aggregation hash prefix
+    ARGV[3] replayed sums prefix (hash per entity)   ARGV[4] counters prefix   ARGV[5] aggregation hash prefix
 
   Output: { entities switched, entities left }
 ]]
 local rcall = redis.call
 --- @include "includes/positions"
---- @include "includes/sds"
+--- @include "includes/packedCounters"
 
 local through, limit = ARGV[1], tonumber(ARGV[2])
 if not isPosition(through) or not limit then return -2 end
@@ -54,7 +54,7 @@ for _, entity in ipairs(entities) do
   for i = 1, #replayed, 2 do v[tonumber(replayed[i]) + 1] = tonumber(replayed[i + 1]) end
   for slot, delta in pairs(wanted[entity]) do v[slot + 1] = v[slot + 1] + delta end
   for i = 1, 5 do v[i] = clampCount(v[i]) end
-  rcall('SET', ARGV[4] .. entity, sdsEncode(v))
+  rcall('SET', ARGV[4] .. entity, packCounters(v))
   rcall('DEL', ARGV[5] .. entity, ARGV[3] .. entity)
   rcall('HDEL', KEYS[4], entity)
 end

@@ -3,9 +3,9 @@
 // upserted, posts are only written when the demo authors have none yet, and likes go through
 // the real write path with absolute states, so a second run changes nothing.
 import { loadConfig } from '../src/config.js';
-import type { Services } from '../src/graphql/services.js';
-import { createApiServices } from '../src/process/apiServices.js';
-import { type Connections, openConnections } from '../src/process/connections.js';
+import type { ApiDeps } from '../src/graphql/apiDeps.js';
+import { createApi } from '../src/process/api.js';
+import { openParts, type Parts } from '../src/process/parts.js';
 import { random, shuffled } from './random.js';
 
 const FIRST = [
@@ -91,10 +91,10 @@ const DEMO_POSTS = 300;
 const DAY_MS = 24 * 3600 * 1000;
 
 async function seed() {
-  const connections = openConnections(loadConfig(), { name: 'tally-seed' });
+  const parts = openParts(loadConfig(), { name: 'tally-seed' });
   // An operator's tool: its likes go through the same commands as a client's, uncharged.
-  const api = createApiServices(connections, { operator: true });
-  const { db } = connections;
+  const api = createApi(parts, { operator: true });
+  const { db } = parts;
   const rand = random(2026);
   const pick = <T>(list: readonly T[]): T => list[Math.floor(rand() * list.length)]!;
   const userIds = Array.from({ length: DEMO_USERS }, (_, i) => i + 1);
@@ -124,19 +124,19 @@ async function seed() {
 
     // Posts were written in bulk (spread over a month), past the per-post counter updates:
     // count them from the tables.
-    await Promise.all(userIds.map((id) => api.services.userCounters.rebuild(id)));
-    const changed = await seedRelations(connections, api.services);
+    await Promise.all(userIds.map((id) => api.deps.userCounters.rebuild(id)));
+    const changed = await seedRelations(parts, api.deps);
     console.log(`demo world ready: ${DEMO_USERS} users, ${changed} likes, favourites and follows set`);
   } finally {
-    await api.close();
-    await connections.close();
+    api.stop();
+    await parts.close();
   }
 }
 
 /** Likes and favourites on the demo posts: most get a handful, a few get most users. */
-async function seedRelations(connections: Connections, { commands, postCounters }: Services): Promise<number> {
-  await connections.checkDeployment();
-  const { db } = connections;
+async function seedRelations(parts: Parts, { commands, postCounters }: ApiDeps): Promise<number> {
+  await parts.checkDeployment();
+  const { db } = parts;
   const posts = await db.post.findMany({ where: { authorId: { lte: DEMO_USERS }, deletedAt: null }, orderBy: { id: 'asc' } });
   let changed = 0;
   for (const row of posts) {

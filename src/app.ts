@@ -18,8 +18,8 @@ import { createCountsFeed } from './live/countsFeed.js';
 import { createLiveCounts } from './live/liveCounts.js';
 import { createSocketLeases } from './live/socketLeases.js';
 import { createMetrics } from './metrics.js';
-import { createApiServices } from './process/apiServices.js';
-import { openConnections } from './process/connections.js';
+import { createApi } from './process/api.js';
+import { openParts } from './process/parts.js';
 import { createRedis } from './redis/client.js';
 import { trackRoundTrips } from './redis/roundTrips.js';
 import { createWorkers } from './workers.js';
@@ -29,19 +29,19 @@ export interface AppOptions {
 }
 
 export function createApp(config: Config, options: AppOptions = {}) {
-  const connections = openConnections(config, { name: 'tally', db: options.db });
-  const { logger, db, keys, redis, eventLogs } = connections;
+  const parts = openParts(config, { name: 'tally', db: options.db });
+  const { logger, db, keys, redis, eventLogs } = parts;
   const redisRoundTrips = trackRoundTrips(redis);
   // API processes only: live counts arrive on one subscriber connection (SSUBSCRIBE, per
   // partition as watched), deletions and erasures on another (SUBSCRIBE, for good).
   const subscriber =
     config.role !== 'worker' ? createRedis(config, logger, { connectionName: 'tally-live', forSubscriptions: true }) : null;
   const announcementsSubscriber = config.role !== 'worker' ? createRedis(config, logger, { connectionName: 'tally-announcements' }) : null;
-  const api = createApiServices(connections, {
+  const api = createApi(parts, {
     onRateLimited: (budget) => metrics.rateLimited.inc({ budget }),
     subscriber: announcementsSubscriber,
   });
-  const { services } = api;
+  const { deps } = api;
   const runsApi = config.role !== 'worker';
   const runsWorkers = config.role !== 'api';
 
@@ -49,10 +49,10 @@ export function createApp(config: Config, options: AppOptions = {}) {
     lag: () => eventLogs.lag(),
     redisRoundTrips: () => redisRoundTrips.count,
     documentCacheBytes: runsApi ? () => documentCaches.bytes() : undefined,
-    announcementsListening: runsApi ? () => services.announcements.listening() : undefined,
+    announcementsListening: runsApi ? () => deps.announcements.listening() : undefined,
   });
   // Workers also notice a Redis that lost its data and recover it; the API restores what it touches.
-  const workers = runsWorkers ? createWorkers(openConnections(config, { name: 'tally-worker', logger }), metrics) : null;
+  const workers = runsWorkers ? createWorkers(openParts(config, { name: 'tally-worker', logger }), metrics) : null;
 
   const schema = createSchema();
   const limits = documentLimits(config);
@@ -61,13 +61,13 @@ export function createApp(config: Config, options: AppOptions = {}) {
   let draining = false;
   const readiness = async () => {
     // An API process that cannot hear deletions and erasures must not take traffic.
-    if (runsApi && !services.announcements.listening()) throw new Error('not hearing announcements (deletions, erasures)');
+    if (runsApi && !deps.announcements.listening()) throw new Error('not hearing announcements (deletions, erasures)');
     await Promise.all([redis.ping(), db.$queryRaw`SELECT 1`]);
   };
   const http = createHttpServer({
     apollo: runsApi ? apollo : null,
     graphiql: config.graphiql,
-    context: createContextFactory(services),
+    context: createContextFactory(deps),
     readiness,
     readinessTimeoutMs: config.readinessTimeoutMs,
     isDraining: () => draining,
@@ -82,13 +82,13 @@ export function createApp(config: Config, options: AppOptions = {}) {
   const websocket = subscriber
     ? attachWebSocket(http, {
         schema,
-        services,
+        api: deps,
         live: createLiveCounts({
           feed: createCountsFeed(subscriber, logger),
           keys,
-          postCache: services.postCache,
-          users: services.users,
-          visibility: services.visibility,
+          postCache: deps.postCache,
+          users: deps.users,
+          visibility: deps.visibility,
           stallMs: config.websocket.stallMs,
           logger,
           hooks: {
@@ -121,13 +121,13 @@ export function createApp(config: Config, options: AppOptions = {}) {
     keys,
     redis,
     redisRoundTrips,
-    services,
+    deps,
     metrics,
     websocket,
     workers,
 
     async start(): Promise<{ url: string }> {
-      const deployment = await connections.checkDeployment();
+      const deployment = await parts.checkDeployment();
       if (deployment.notReady.length > 0) {
         logger.error(
           { partitions: deployment.notReady },
@@ -172,10 +172,10 @@ export function createApp(config: Config, options: AppOptions = {}) {
       await step('metrics', () => new Promise((resolve) => (metricsServer?.listening ? metricsServer.close(resolve) : resolve(undefined))));
       if (runsApi) await step('graphql', () => apollo.stop());
       await step('workers', () => workers?.stop());
-      await step('rebuild requests', () => api.close());
+      await step('announcements', () => api.stop());
       await step('connections', async () => {
         announcementsSubscriber?.disconnect();
-        await connections.close();
+        await parts.close();
       });
       logger.info('stopped');
     },

@@ -72,7 +72,7 @@ export interface Config {
   partitions: number;
   /** Events the aggregator takes per partition per batch. */
   aggregatorBatchSize: number;
-  /** How often dirty aggregation hashes are folded into the SDS counters. */
+  /** How often dirty aggregation hashes are folded into the packed counters. */
   flushIntervalMs: number;
   /** Partitions one flush job covers; P / this many jobs share the work each interval. */
   flushPartitionsPerJob: number;

@@ -121,7 +121,7 @@ export function createMetrics(sources: MetricSources) {
     }),
     drift: new Counter({
       name: 'tally_reconcile_drift_total',
-      help: 'Entities reconciliation found out of step: counters (SDS vs bitmaps) or facts (bitmaps vs PostgreSQL)',
+      help: 'Entities reconciliation found out of step: counters (packed vs bitmaps) or facts (bitmaps vs PostgreSQL)',
       labelNames: ['kind'] as const,
       registers: [registry],
     }),

@@ -8,40 +8,31 @@ import { createAggregator } from './consumers/aggregator.js';
 import { createFactPersister } from './consumers/factPersister.js';
 import { relayFor } from './consumers/relay.js';
 import { createFlusher } from './counters/flush.js';
-import { createRebuilder } from './counters/rebuild.js';
 import { createReconciler } from './counters/reconcile.js';
-import { createUserCounters } from './counters/userCounters.js';
 import { createUserVerifier } from './counters/verifyUsers.js';
-import { createErasureQueries } from './db/erasureQueries.js';
-import { createErasureStore } from './db/erasures.js';
-import { createFactStore } from './db/facts.js';
-import { createPostStore } from './db/posts.js';
-import { createUserCounterStore } from './db/userCounters.js';
-import { createErasureRequests, createErasureWorker } from './jobs/erasureJobs.js';
+import { createErasureWorker } from './jobs/erasureJobs.js';
 import { createFlushJobs } from './jobs/flushJobs.js';
-import { createRebuildRequests, createRebuildWorker } from './jobs/rebuildJobs.js';
+import { createRebuildWorker } from './jobs/rebuildJobs.js';
 import { createScheduledJobs } from './jobs/scheduledJobs.js';
 import type { Metrics } from './metrics.js';
-import type { Connections } from './process/connections.js';
+import type { Parts } from './process/parts.js';
 import { createRecoveryWatch } from './recovery/recoveryWatch.js';
-import { createRelationStore } from './relations/relationStore.js';
 import { heardEverywhereWithinMs } from './services/announcements.js';
 import { createEraser } from './services/eraser.js';
 
 export const RECONCILE_QUEUE = 'tally-reconcile';
 
-/** Takes its own connections (src/process/connections.ts) and closes them when it stops. */
-export function createWorkers(connections: Connections, metrics: Metrics) {
-  const { config, keys, logger, db, redis, jobsRedis, eventLogs } = connections;
+/** Takes its own parts (src/process/parts.ts) and closes them when it stops. */
+export function createWorkers(parts: Parts, metrics: Metrics) {
+  const { config, keys, logger, db, redis, jobsRedis, eventLogs, stores, queues, counters, recovery } = parts;
+  const userCounters = counters.users;
   const flusher = createFlusher({ redis, keys });
   const aggregator = createAggregator({ redis, keys, logger });
   const eventLog = eventLogs.consumed;
   const relay = relayFor(eventLogs, logger);
   const aggregation = aggregator.subscribe(eventLog);
-  const userCounterStore = createUserCounterStore(db);
-  const userCounters = createUserCounters({ redis, keys, store: userCounterStore });
   const persistence = createFactPersister({ db, redis, keys, userCounters, logger }).subscribe(eventLog);
-  const rebuilder = createRebuilder({ redis, keys, lockMs: config.rebuildLockMs });
+  const { rebuilder, readiness } = recovery;
   const rebuildWorker = createRebuildWorker({
     connection: jobsRedis,
     keys,
@@ -51,15 +42,13 @@ export function createWorkers(connections: Connections, metrics: Metrics) {
     metrics,
     rebuildUser: (id) => userCounters.rebuild(id),
   });
-  const rebuildRequests = createRebuildRequests(jobsRedis, keys, logger);
-  const { readiness, recovery } = connections.recovery;
   const reconciler = createReconciler({
     redis,
     keys,
-    facts: createFactStore(db),
-    posts: createPostStore(db),
+    facts: stores.facts,
+    posts: stores.posts,
     eventLog,
-    requestRebuild: rebuildRequests.request,
+    requestRebuild: queues.rebuilds.request,
     notReady: readiness.notReady,
     metrics,
     logger,
@@ -68,9 +57,9 @@ export function createWorkers(connections: Connections, metrics: Metrics) {
   const userVerifier = createUserVerifier({
     redis,
     keys,
-    store: userCounterStore,
+    store: stores.userCounters,
     userCounters,
-    requestRebuild: rebuildRequests.request,
+    requestRebuild: queues.rebuilds.request,
     metrics,
     logger,
     sampleSize: config.userVerifySample,
@@ -102,12 +91,10 @@ export function createWorkers(connections: Connections, metrics: Metrics) {
     },
   });
 
-  const erasures = createErasureStore(db);
-  const erasureRequests = createErasureRequests(jobsRedis, keys);
   const eraser = createEraser({
-    store: erasures,
-    queries: createErasureQueries(db),
-    relations: createRelationStore(redis, keys, { restore: (entity) => connections.recovery.restorer.restore(entity) }),
+    store: stores.erasures,
+    queries: stores.erasureQueries,
+    relations: parts.relations,
     userCounters,
     redis,
     keys,
@@ -125,7 +112,7 @@ export function createWorkers(connections: Connections, metrics: Metrics) {
   });
   /** Erasures still running get their job again (it is one job per user: no duplicates). */
   const resumeErasures = async () => {
-    for (const row of await erasures.running()) await erasureRequests.request(row.userId);
+    for (const row of await stores.erasures.running()) await queues.erasures.request(row.userId);
   };
 
   /** Job schedulers live in Redis: after Redis lost its data they must be created again. */
@@ -134,7 +121,7 @@ export function createWorkers(connections: Connections, metrics: Metrics) {
     await reconcileJobs.ensure();
     await resumeErasures();
   };
-  const recoveryWatch = createRecoveryWatch({ readiness, recovery, logger, ensureSchedules });
+  const recoveryWatch = createRecoveryWatch({ readiness, recovery: recovery.recovery, logger, ensureSchedules });
 
   return {
     redis,
@@ -165,14 +152,12 @@ export function createWorkers(connections: Connections, metrics: Metrics) {
       await recoveryWatch.stop();
       await rebuildWorker.stop();
       await erasureWorker.stop();
-      await erasureRequests.close();
       await reconcileJobs.stop();
       await flushJobs.stop();
-      await rebuildRequests.close();
       await persistence.stop();
       await aggregation.stop();
       await relay?.stop();
-      await connections.close();
+      await parts.close();
     },
   };
 }

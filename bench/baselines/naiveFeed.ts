@@ -8,7 +8,7 @@ import { ApolloServer } from '@apollo/server';
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import { createAuth, type Viewer } from '../../src/auth/jwt.js';
-import { decodeSds } from '../../src/counters/sds.js';
+import { unpackCounters } from '../../src/counters/packedCounters.js';
 import { POST_SLOTS } from '../../src/domain/counters.js';
 import { POST } from '../../src/domain/entities.js';
 import { POST_RELATIONS } from '../../src/domain/relations.js';
@@ -69,8 +69,8 @@ export async function startNaiveFeedServer(env: NodeJS.ProcessEnv) {
         return rows[0];
       },
       counts: async (post: PostRow) => {
-        const sds = decodeSds(await redis.getBuffer(keys.counters({ type: POST, id: Number(post.id) })));
-        return { likes: sds?.[POST_SLOTS.like] ?? 0, favs: sds?.[POST_SLOTS.fav] ?? 0, asOf: null };
+        const counters = unpackCounters(await redis.getBuffer(keys.counters({ type: POST, id: Number(post.id) })));
+        return { likes: counters?.[POST_SLOTS.like] ?? 0, favs: counters?.[POST_SLOTS.fav] ?? 0, asOf: null };
       },
       myState: async (post: PostRow, _: unknown, { viewer }: Context) => {
         if (!viewer) return null;

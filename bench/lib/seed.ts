@@ -1,6 +1,6 @@
 // The bench's data, written through Tally's real write path (user and post stores, counter
 // initialisation, relations.set = the Lua script behind setLikeRelation) and flushed, so
-// the feed reads SDS counters exactly as in production. Deterministic (seeded PRNG).
+// the feed reads packed counters exactly as in production. Deterministic (seeded PRNG).
 
 import { random, shuffled } from '../../prisma/random.js';
 import { createApp } from '../../src/app.js';
@@ -21,7 +21,7 @@ export interface World {
   /** A post the like scenario's warm-up requests like (also older than the feed). */
   warmupPostId: number;
   expected: Map<number, { likes: number; favs: number; liked: boolean; faved: boolean }>;
-  /** Bearer token of every user, from app.services.auth.sign. */
+  /** Bearer token of every user, from app.deps.auth.sign. */
   tokens: Map<number, string>;
 }
 
@@ -35,7 +35,7 @@ export async function seedWorld(env: Record<string, string>): Promise<World> {
   const app = createApp(loadConfig({ ...env, ROLE: 'worker' }));
   await app.start();
   try {
-    const { services } = app;
+    const services = app.deps;
     const rand = random(2026);
     const userIds = Array.from({ length: USERS }, (_, i) => i + 1);
     await inBatches(userIds, 50, (id) => services.users.ensure(id, `User ${id}`));

@@ -12,8 +12,8 @@ export async function startTallyCore(env: NodeJS.ProcessEnv) {
   const redisStats = trackRedis(app.redis, app.redisRoundTrips);
   await app.start();
   return {
-    services: app.services,
-    context: createContextFactory(app.services),
+    services: app.deps,
+    context: createContextFactory(app.deps),
     redisStats,
     stop: () => app.stop(),
   };

@@ -7,8 +7,8 @@
 // the worker process aggregates and its fact persister writes to PostgreSQL.
 import { createAuth } from '../../src/auth/jwt.js';
 import { loadConfig } from '../../src/config.js';
-import { createApiServices } from '../../src/process/apiServices.js';
-import { openConnections } from '../../src/process/connections.js';
+import { createApi } from '../../src/process/api.js';
+import { openParts } from '../../src/process/parts.js';
 
 export const VICTIM = 1;
 /** Authors of the bulk posts (users 2..101); the first FOLLOWEES of them are followed by the victim. */
@@ -55,12 +55,11 @@ export async function seedErasureWorld(
   likes: number,
   log: (line: string) => void,
 ): Promise<ErasureWorld> {
-  const connections = openConnections(loadConfig(serverEnv), { name: 'bench-erasure-seed' });
+  const connections = openParts(loadConfig(serverEnv), { name: 'bench-erasure-seed' });
   // An operator's tool: its commands draw from no client's budget (as `npm run seed`).
-  const api = createApiServices(connections, { operator: true });
+  const api = createApi(connections, { operator: true });
   const { db } = connections;
-  const { services } = api;
-  const { commands } = services;
+  const { commands, userCounters, postCounters } = api.deps;
   try {
     await connections.checkDeployment();
     const authors = range(FIRST_AUTHOR, AUTHORS);
@@ -78,9 +77,9 @@ export async function seedErasureWorld(
       ORDER BY g`;
     const rows = await db.$queryRaw<{ id: bigint }[]>`SELECT id FROM posts ORDER BY id`;
     const likedPostIds = rows.map((r) => Number(r.id));
-    // What createPost does per post, for the bulk: the authors' `posts` counters, each post's SDS.
-    await Promise.all(authors.map((id) => services.userCounters.rebuild(id)));
-    await inBatches(likedPostIds, 1000, (id) => services.postCounters.initialize(id));
+    // What createPost does per post, for the bulk: the authors' `posts` counters, each post's packed counters.
+    await Promise.all(authors.map((id) => userCounters.rebuild(id)));
+    await inBatches(likedPostIds, 1000, (id) => postCounters.initialize(id));
     const victimPostIds: number[] = [];
     for (let i = 0; i < VICTIM_POSTS; i++) {
       const post = await commands.posts.create(VICTIM, { title: `Victim post ${i}`, body: 'Soon gone.' });
@@ -131,7 +130,7 @@ export async function seedErasureWorld(
       otherLikes: otherLiked.length,
     };
   } finally {
-    await api.close();
+    api.stop();
     await connections.close();
   }
 }

@@ -255,11 +255,11 @@ async function seedPosts(serverEnv: Record<string, string>): Promise<string[]> {
   const app = createApp(loadConfig({ ...serverEnv, ROLE: 'worker' }));
   await app.start();
   try {
-    for (let id = 1; id <= AUTHORS; id++) await app.services.users.ensure(id, `Author ${id}`);
+    for (let id = 1; id <= AUTHORS; id++) await app.deps.users.ensure(id, `Author ${id}`);
     const ids: string[] = [];
     for (let i = 0; i < LIVE_POSTS; i++) {
-      const { post } = await app.services.posts.create(1 + (i % AUTHORS), `live post ${i}`, `Body of live post ${i}.`);
-      await app.services.postCounters.initialize(post.id);
+      const { post } = await app.deps.posts.create(1 + (i % AUTHORS), `live post ${i}`, `Body of live post ${i}.`);
+      await app.deps.postCounters.initialize(post.id);
       ids.push(String(post.id));
     }
     return ids;

@@ -8,8 +8,8 @@
 
 import { Redis } from 'ioredis';
 import { random, shuffled } from '../../prisma/random.js';
-import { encodeSds } from '../../src/counters/sds.js';
-import { SDS_SLOTS } from '../../src/domain/counters.js';
+import { packCounters } from '../../src/counters/packedCounters.js';
+import { COUNTER_SLOTS } from '../../src/domain/counters.js';
 import { POST } from '../../src/domain/entities.js';
 import { POST_RELATIONS } from '../../src/domain/relations.js';
 import { createReadiness } from '../../src/recovery/readiness.js';
@@ -62,11 +62,11 @@ export interface RelationMemory {
   layouts: Record<RelationLayout, LayoutMemory>;
 }
 
-export type EntityLayout = 'sds' | 'hash5' | 'bucketHash' | 'slotString' | 'slotStringPresized';
+export type EntityLayout = 'packed' | 'hash5' | 'bucketHash' | 'slotString' | 'slotStringPresized';
 export const ENTITY_LAYOUTS: Record<EntityLayout, string> = {
-  sds: "SDS string per entity (Tally's cnt:, 20 bytes)",
+  packed: "packed string per entity (Tally's cnt:, 20 bytes)",
   hash5: 'HASH per entity, 5 fields "0".."4"',
-  bucketHash: 'bucketed HASH: 100 entities per key, field id -> 20-byte SDS',
+  bucketHash: 'bucketed HASH: 100 entities per key, field id -> 20-byte packed counters',
   slotString: 'fixed-slot string: 1,024 entities per key, SETRANGE (id % 1024) * 20',
   slotStringPresized: 'the same, each key first SET to 20,480 zero bytes (NX)',
 };
@@ -319,11 +319,11 @@ async function measureRelations(redis: ScriptedServer, set: DataSet): Promise<Re
 /** One entity's five counters: plausible magnitudes (reads >> likes >> favs...). */
 function countersOf(rand: () => number): number[] {
   const scale = [20_000, 2_000, 300, 100, 50];
-  return Array.from({ length: SDS_SLOTS }, (_, i) => Math.floor(scale[i]! * rand() ** 3));
+  return Array.from({ length: COUNTER_SLOTS }, (_, i) => Math.floor(scale[i]! * rand() ** 3));
 }
 
 async function measureEntities(redis: Redis): Promise<EntityMemory[]> {
-  const rand = random(SDS_SLOTS);
+  const rand = random(COUNTER_SLOTS);
   const ids = Array.from({ length: COUNTED_ENTITIES }, (_, i) => i + 1);
   const counters = ids.map(() => countersOf(rand));
   // Each layout is written, measured and deleted before the next: they may share names.
@@ -335,9 +335,9 @@ async function measureEntities(redis: Redis): Promise<EntityMemory[]> {
   const presized = new Set<string>();
 
   const layouts: Record<EntityLayout, Build> = {
-    sds: (pipeline, id) => {
+    packed: (pipeline, id) => {
       const key = sdsKeys.counters(post(id));
-      pipeline.set(key, encodeSds(counters[id - 1]!));
+      pipeline.set(key, packCounters(counters[id - 1]!));
       return [key];
     },
     hash5: (pipeline, id) => {
@@ -347,12 +347,12 @@ async function measureEntities(redis: Redis): Promise<EntityMemory[]> {
     },
     bucketHash: (pipeline, id) => {
       const key = `${bucketPrefix}cnt:post:${Math.floor(id / 100)}`;
-      pipeline.hset(key, id, encodeSds(counters[id - 1]!));
+      pipeline.hset(key, id, packCounters(counters[id - 1]!));
       return [key];
     },
     slotString: (pipeline, id) => {
       const key = `${slotPrefix}cnt:post:${Math.floor(id / SLOTS)}`;
-      pipeline.setrange(key, (id % SLOTS) * 20, encodeSds(counters[id - 1]!));
+      pipeline.setrange(key, (id % SLOTS) * 20, packCounters(counters[id - 1]!));
       return [key];
     },
     // SETRANGE grows a string the way every append does (to twice the length asked, below
@@ -361,7 +361,7 @@ async function measureEntities(redis: Redis): Promise<EntityMemory[]> {
       const key = `${presizedPrefix}cnt:post:${Math.floor(id / SLOTS)}`;
       if (!presized.has(key)) pipeline.set(key, Buffer.alloc(SLOT_STRING_BYTES), 'NX');
       presized.add(key);
-      pipeline.setrange(key, (id % SLOTS) * 20, encodeSds(counters[id - 1]!));
+      pipeline.setrange(key, (id % SLOTS) * 20, packCounters(counters[id - 1]!));
       return [key];
     },
   };

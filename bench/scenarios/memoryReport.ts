@@ -63,10 +63,10 @@ export function memoryTable(results: MemoryResults): string {
     ]),
     1,
   );
-  const sds = results.entities.find((e) => e.layout === 'sds')!;
+  const packed = results.entities.find((e) => e.layout === 'packed')!;
   const perEntity = columns(
-    [`memory per counted entity (${sds.entities.toLocaleString('en-US')} posts)`, 'B/entity', 'vs SDS', 'keys'],
-    results.entities.map((e) => [e.description, bytes(e.perEntity), times(e.bytes / sds.bytes), keyCounts(e.keys)]),
+    [`memory per counted entity (${packed.entities.toLocaleString('en-US')} posts)`, 'B/entity', 'vs packed', 'keys'],
+    results.entities.map((e) => [e.description, bytes(e.perEntity), times(e.bytes / packed.bytes), keyCounts(e.keys)]),
     1,
   );
   const note =

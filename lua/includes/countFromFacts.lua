@@ -1,7 +1,7 @@
 -- Counts as the facts say, for entities whose relations are stored by includes/relationSet.
 -- Needs includes: relationSet.
 
--- "like:1,fav:2" -> { {'like', 1}, {'fav', 2} }: fact-backed relations and their SDS slot.
+-- "like:1,fav:2" -> { {'like', 1}, {'fav', 2} }: fact-backed relations and their counter slot.
 local function parseRelations(spec)
   local relations = {}
   for name, slot in string.gmatch(spec, '(%w+):(%d)') do
@@ -12,7 +12,7 @@ end
 
 -- An entity's counters rebuilt from its facts (fields without facts start at 0).
 -- `facts` = { prefix = key prefix, tag = partition tag "{pN}" }; `entity` = "<type>:<id>".
-local function sdsFromFacts(facts, entity, relations)
+local function countersFromFacts(facts, entity, relations)
   local v = { 0, 0, 0, 0, 0 }
   for _, relation in ipairs(relations) do
     v[relation[2] + 1] = countMembers(relationKeys(facts.prefix, facts.tag, relation[1] .. ':' .. entity))

@@ -5,8 +5,8 @@
 local PUSH_CHUNK = 500
 
 -- Publishes every entity in `queue` (a set of entity names) with its counters read from
--- `sdsPrefix .. name`, in chunks, then empties the queue. Returns how many were published.
-local function pushQueued(queue, sdsPrefix, channel, asOf)
+-- `countersPrefix .. name`, in chunks, then empties the queue. Returns how many were published.
+local function pushQueued(queue, countersPrefix, channel, asOf)
   local names = rcall('SMEMBERS', queue)
   if #names == 0 then return 0 end
   rcall('DEL', queue)
@@ -16,7 +16,7 @@ local function pushQueued(queue, sdsPrefix, channel, asOf)
   for first = 1, #names, PUSH_CHUNK do
     local counts = {}
     for i = first, math.min(first + PUSH_CHUNK - 1, #names) do
-      local v = sdsDecode(rcall('GET', sdsPrefix .. names[i]))
+      local v = unpackCounters(rcall('GET', countersPrefix .. names[i]))
       if v then counts[names[i]] = v end
     end
     if next(counts) then rcall('SPUBLISH', channel, cjson.encode({ asOf = asOf, at = at, counts = counts })) end

@@ -6,15 +6,15 @@
 -- step, we read the newest outbox id and store it as the entity's watermark; the aggregator
 -- (applyCounterBatch) skips this entity's events at or below it. Pending deltas in the
 -- aggregation hash come from events already applied, which the facts include too: dropped.
--- Needs includes: positions, sds, relationSet, countFromFacts, outbox.
+-- Needs includes: positions, packedCounters, relationSet, countFromFacts, outbox.
 local function rebuildFromFacts(entity, keys, facts, relations)
-  local v = sdsFromFacts(facts, entity, relations)
+  local v = countersFromFacts(facts, entity, relations)
   local newest = newestEventId(keys.outbox)
   local applied = redis.call('HGET', keys.aggState, 'event')
   if newest and comparePositions(applied, newest) < 0 then
     redis.call('HSET', keys.watermarks, entity, newest)
   end
   redis.call('DEL', keys.agg)
-  redis.call('SET', keys.sds, sdsEncode(v))
+  redis.call('SET', keys.counters, packCounters(v))
   return v, newest
 end

@@ -3,10 +3,9 @@
 //   --dry-run USER_ID   what the erasure would change, without changing anything
 //   --status            progress of the erasures still running, followed until they finish
 import { loadConfig } from '../config.js';
-import { createErasureQueries } from '../db/erasureQueries.js';
-import { createErasureStore, type ErasureRow } from '../db/erasures.js';
-import { createApiServices } from '../process/apiServices.js';
-import { openConnections } from '../process/connections.js';
+import type { ErasureRow } from '../db/erasures.js';
+import { createApi } from '../process/api.js';
+import { openParts } from '../process/parts.js';
 import { createProgressBar } from './progress.js';
 
 const STATUS_POLL_MS = 500;
@@ -20,10 +19,9 @@ if (!args.includes('--status') && (userId === null || !Number.isSafeInteger(user
   process.exit(2);
 }
 
-const connections = openConnections(loadConfig(), { name: 'tally-erase' });
-const queries = createErasureQueries(connections.db);
-const store = createErasureStore(connections.db);
-const api = createApiServices(connections, { operator: true });
+const parts = openParts(loadConfig(), { name: 'tally-erase' });
+const { erasureQueries: queries, erasures: store } = parts.stores;
+const api = createApi(parts, { operator: true });
 
 /** How far one erasure is: what its batches did, against what they did plus what is left. */
 async function progressOf(row: ErasureRow) {
@@ -65,13 +63,13 @@ try {
       ),
     );
   } else {
-    const { state, started } = await api.services.commands.accounts.eraseAsOperator(userId!);
+    const { state, started } = await api.deps.commands.accounts.eraseAsOperator(userId!);
     console.log(`user ${userId}: ${state}${started ? '' : ' (already requested)'}; follow it with npm run erase -- --status`);
   }
 } catch (error) {
   console.error(`erase failed: ${(error as Error).message}`);
   process.exitCode = 1;
 } finally {
-  await api.close();
-  await connections.close();
+  api.stop();
+  await parts.close();
 }

@@ -3,17 +3,17 @@
 // when a worker is running it already, follows its progress until it is done. Safe to
 // interrupt and run again: it resumes where it stopped.
 import { loadConfig } from '../config.js';
-import { openConnections } from '../process/connections.js';
+import { openParts } from '../process/parts.js';
 import type { RecoveryOutcome } from '../recovery/recover.js';
 import { createProgressBar } from './progress.js';
 
 const FOLLOW_POLL_MS = 500;
 
-const connections = openConnections(loadConfig(), { name: 'tally-recover' });
-const { readiness, recovery } = connections.recovery;
+const parts = openParts(loadConfig(), { name: 'tally-recover' });
+const { readiness, recovery } = parts.recovery;
 const bar = createProgressBar('recover');
 try {
-  await connections.checkDeployment();
+  await parts.checkDeployment();
   const started = Date.now();
   let followed = false;
   let outcome: RecoveryOutcome;
@@ -39,5 +39,5 @@ try {
   console.error(`recovery stopped: ${(error as Error).message}. Run it again to resume.`);
   process.exitCode = 1;
 } finally {
-  await connections.close();
+  await parts.close();
 }

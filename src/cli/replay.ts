@@ -1,15 +1,14 @@
 // `npm run replay`: recomputes counters from the event log's history and switches to them.
 import { loadConfig } from '../config.js';
 import { createReplay, ReplayRefused } from '../counters/replay.js';
-import { createErasureStore } from '../db/erasures.js';
-import { openConnections } from '../process/connections.js';
+import { openParts } from '../process/parts.js';
 import { createProgressBar } from './progress.js';
 
-const { redis, keys, eventLogs, db, close } = openConnections(loadConfig(), { name: 'tally-replay' });
+const { redis, keys, eventLogs, stores, close } = openParts(loadConfig(), { name: 'tally-replay' });
 const bar = createProgressBar('replay');
 try {
   const started = Date.now();
-  await createReplay({ redis, keys, eventLog: eventLogs.consumed, erasures: createErasureStore(db) }).run({
+  await createReplay({ redis, keys, eventLog: eventLogs.consumed, erasures: stores.erasures }).run({
     onProgress: ({ partition }) => bar.update('partitions', partition + 1, keys.partitions),
   });
   bar.end();

@@ -1,11 +1,11 @@
-// Events added up per entity and SDS slot: what the aggregator applies to the counters, and
+// Events added up per entity and counter slot: what the aggregator applies to the counters, and
 // what replay recomputes them from.
 import { EVENT_COUNTED_TYPES } from '../domain/counters.js';
 import { entityName } from '../domain/entities.js';
 import type { LogEntry } from '../events/types.js';
 import type { EntityDeltas } from '../redis/scripts.js';
 
-/** The entries' net changes per entity with event-counted SDS counters, in the order entities first appear. */
+/** The entries' net changes per entity with event-counted packed counters, in the order entities first appear. */
 export function sumByEntity(entries: readonly LogEntry[]): EntityDeltas[] {
   const sums = new Map<string, EntityDeltas>();
   for (const { event } of entries) {

@@ -1,15 +1,15 @@
-// Posts' like/fav counters. A page's reads (every post's SDS plus the flush watermark of
+// Posts' like/fav counters. A page's reads (every post's packed counters plus the flush watermark of
 // every partition involved, in one MGET per command group) are issued in one tick, so
-// auto-pipelining sends them as one round trip. A missing or malformed SDS is answered
+// auto-pipelining sends them as one round trip. Missing or malformed packed counters are answered
 // from the facts, never as 0; after Redis lost its data, a post not restored yet is not
 // answered here at all (the caller reads PostgreSQL).
-import { POST_SLOTS, SDS_SLOTS } from '../domain/counters.js';
+import { COUNTER_SLOTS, POST_SLOTS } from '../domain/counters.js';
 import { type EntityRef, entityName, POST } from '../domain/entities.js';
 import { isCluster } from '../redis/client.js';
 import type { Keys } from '../redis/keys.js';
 import { commandGroups } from '../redis/partition.js';
 import { createScripts, type ScriptedRedis } from '../redis/scripts.js';
-import { encodeSds, isSds, sdsField } from './sds.js';
+import { isPackedCounters, packCounters, packedCounter } from './packedCounters.js';
 
 export interface PostCounts {
   likes: number;
@@ -45,7 +45,7 @@ export function createPostCounters(deps: { redis: ScriptedRedis; keys: Keys; onM
      * never overwrites counters that exist.
      */
     async initialize(postId: number): Promise<void> {
-      await redis.set(keys.counters({ type: POST, id: postId }), encodeSds(new Array(SDS_SLOTS).fill(0)), 'NX');
+      await redis.set(keys.counters({ type: POST, id: postId }), packCounters(new Array(COUNTER_SLOTS).fill(0)), 'NX');
     },
 
     /**
@@ -60,7 +60,7 @@ export function createPostCounters(deps: { redis: ScriptedRedis; keys: Keys; onM
       const notReady = new Set<number>();
       await Promise.all(
         commandGroups(posts, (_, i) => partitions[i]!, isCluster(redis)).map(async (indexes) => {
-          // The group's readiness markers and flush watermarks first, then its posts' SDS.
+          // The group's readiness markers and flush watermarks first, then its posts' packed counters.
           const groupPartitions = [...new Set(indexes.map((i) => partitions[i]!))];
           const values = await redis.mgetBuffer(
             ...groupPartitions.map((p) => keys.ready(p)),
@@ -87,8 +87,9 @@ export function createPostCounters(deps: { redis: ScriptedRedis; keys: Keys; onM
           if (!restored.has(i)) return null;
           asOf[i] = null;
         }
-        const sds = raw[i] ?? null;
-        if (isSds(sds)) return { likes: sdsField(sds, POST_SLOTS.like), favs: sdsField(sds, POST_SLOTS.fav), asOf: asOf[i] ?? null };
+        const packed = raw[i] ?? null;
+        if (isPackedCounters(packed))
+          return { likes: packedCounter(packed, POST_SLOTS.like), favs: packedCounter(packed, POST_SLOTS.fav), asOf: asOf[i] ?? null };
         deps.onMissing?.(post.id);
         return fromFacts(post.id);
       });

@@ -1,5 +1,5 @@
 // Reconciliation: checks recently active posts plus a random sample, comparing counters
-// (SDS) with the bitmaps and the bitmaps with PostgreSQL. Counter drift is repaired through
+// (packed) with the bitmaps and the bitmaps with PostgreSQL. Counter drift is repaired through
 // the rebuild job; fact drift (Redis and PostgreSQL disagree on who liked what) is reported:
 // which side is right is an operator's call (`npm run recover` makes Redis follow PostgreSQL).
 

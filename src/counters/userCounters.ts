@@ -1,20 +1,20 @@
-// Users' counters as the read path sees them: the user SDS in Redis, a cache of the exact
+// Users' counters as the read path sees them: the user's packed counters in Redis, a cache of the exact
 // rows in PostgreSQL (src/db/userCounters.ts), written with the row's version so a stale
-// write never wins. A page's users cost one round trip (every SDS plus the asOf); users
+// write never wins. A page's users cost one round trip (all their packed counters plus the asOf); users
 // missing from the cache cost one SQL query and are cached again.
 
 import type { UserCounterStore, UserCountRow } from '../db/userCounters.js';
 import { USER_COUNTERS, type UserCounterValues, ZERO_USER_COUNTERS } from '../domain/counters.js';
 import type { Keys } from '../redis/keys.js';
 import { createScripts, type ScriptedRedis } from '../redis/scripts.js';
-import { decodeSds } from './sds.js';
+import { unpackCounters } from './packedCounters.js';
 
 export interface UserCounts extends UserCounterValues {
   /** Every change acknowledged before this instant is included; null when not known yet. */
   asOf: Date | null;
 }
 
-const fromSds = (v: number[]) => Object.fromEntries(USER_COUNTERS.map((field, slot) => [field, v[slot]!])) as UserCounterValues;
+const fromPacked = (v: number[]) => Object.fromEntries(USER_COUNTERS.map((field, slot) => [field, v[slot]!])) as UserCounterValues;
 
 export function createUserCounters(deps: { redis: ScriptedRedis; keys: Keys; store: UserCounterStore }) {
   const { redis, keys, store } = deps;
@@ -55,7 +55,7 @@ export function createUserCounters(deps: { redis: ScriptedRedis; keys: Keys; sto
         redis.get(keys.usersAsOf()),
       ]);
       const asOf = asOfRaw ? new Date(Number(asOfRaw)) : null;
-      const values = raw.map((r) => decodeSds(r));
+      const values = raw.map((r) => unpackCounters(r));
       const missing = userIds.filter((_, i) => values[i] === null);
       const found = missing.length > 0 ? await store.byIds(missing) : [];
       // Users without a row have counted nothing yet: cache zeros at version 0.
@@ -66,8 +66,8 @@ export function createUserCounters(deps: { redis: ScriptedRedis; keys: Keys; sto
       if (rows.length > 0) await cache(rows);
       const byId = new Map(rows.map((r) => [r.userId, r]));
       return userIds.map((id, i) => {
-        const sds = values[i];
-        return { ...(sds ? fromSds(sds) : (byId.get(id) ?? ZERO_USER_COUNTERS)), asOf };
+        const packed = values[i];
+        return { ...(packed ? fromPacked(packed) : (byId.get(id) ?? ZERO_USER_COUNTERS)), asOf };
       });
     },
 

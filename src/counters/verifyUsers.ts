@@ -11,7 +11,7 @@ import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
 import type { Keys } from '../redis/keys.js';
 import type { ScriptedRedis } from '../redis/scripts.js';
-import { decodeSds } from './sds.js';
+import { unpackCounters } from './packedCounters.js';
 import type { UserCounters } from './userCounters.js';
 
 const RECENT_PER_PARTITION = 200;
@@ -39,13 +39,13 @@ export function createUserVerifier(deps: {
     return [...new Set([...recent, ...(await store.randomUserIds(deps.sampleSize))])];
   }
 
-  /** Whether the cached SDS is older than, or differs from, the stored row. */
+  /** Whether the cached packed counters are older than, or differs from, the stored row. */
   async function cacheIsStale(row: UserCountRow): Promise<boolean> {
     const [raw, version] = await Promise.all([
       redis.getBuffer(keys.userCounters(row.userId)),
       redis.get(keys.userCountersVersion(row.userId)),
     ]);
-    const cached = decodeSds(raw);
+    const cached = unpackCounters(raw);
     if (!cached || version === null) return false; // not cached: the next read fills it
     if (BigInt(version) < row.version) return true;
     return BigInt(version) === row.version && USER_COUNTERS.some((f, i) => cached[i] !== row[f]);

@@ -1,18 +1,18 @@
-// Counter layouts: which slot of a post's SDS holds which count, and the order of a user's
-// counters (their SDS in Redis, their row in PostgreSQL). Scripts and readers take them from
+// Counter layouts: which slot of a post's packed counters holds which count, and the order of a user's
+// counters (their packed counters in Redis, their row in PostgreSQL). Scripts and readers take them from
 // here; nothing else spells a slot as a number.
 import { type EntityType, POST } from './entities.js';
 
-/** Every SDS is this many uint32 slots (lua/includes/sds.lua). */
-export const SDS_SLOTS = 5;
+/** Packed counters are this many uint32 slots (lua/includes/packedCounters.lua). */
+export const COUNTER_SLOTS = 5;
 
-/** Entities whose SDS counters are folded from events. (Follows move user counters, which the fact persister keeps in PostgreSQL.) */
+/** Entities whose packed counters are folded from events. (Follows move user counters, which the fact persister keeps in PostgreSQL.) */
 export const EVENT_COUNTED_TYPES: ReadonlySet<string> = new Set<EntityType>([POST]);
 
-/** A post's SDS slots. */
+/** A post's counter slots. */
 export const POST_SLOTS = { read: 0, like: 1, fav: 2, comment: 3, repost: 4 } as const;
 
-/** A user's counters, in SDS slot order. */
+/** A user's counters, in counter slot order. */
 export const USER_COUNTERS = ['followings', 'followers', 'posts', 'likesReceived', 'favsReceived'] as const;
 export type UserCounter = (typeof USER_COUNTERS)[number];
 export type UserCounterValues = Record<UserCounter, number>;

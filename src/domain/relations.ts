@@ -1,7 +1,7 @@
 // The relations a user sets: a like or a favourite on a post, a follow of a user. Each is a
 // set of user ids per entity in Redis (named by the relation), an event when it changes, a
 // row of relation_facts (its `kind` column), and counters it moves: one slot of the entity's
-// SDS, and user counters (the rule lives here, once).
+// packed counters, and user counters (the rule lives here, once).
 import { POST_SLOTS, type UserCounter } from './counters.js';
 import { type EntityType, POST, USER } from './entities.js';
 
@@ -10,7 +10,7 @@ export interface Relation {
   name: 'like' | 'fav' | 'follow';
   /** What it is set on. */
   on: EntityType;
-  /** The entity's SDS slot its events move (follows move none: the slot only fills the event format). */
+  /** The entity's counter slot its events move (follows move none: the slot only fills the event format). */
   slot: number;
   /** The user counter of the entity's owner (a post's author, the followed user) it moves. */
   ownerCounter: UserCounter;

@@ -12,7 +12,7 @@ export interface CounterEvent {
   entityId: number;
   /** The relation's name (src/domain/relations.ts). */
   relation: string;
-  /** The entity's SDS slot this event moves (src/domain/counters.ts). */
+  /** The entity's counter slot this event moves (src/domain/counters.ts). */
   slot: number;
   userId: number;
   authorId: number;

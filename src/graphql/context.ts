@@ -7,8 +7,8 @@ import { accountErased, unauthenticated } from '../errors.js';
 import type { Client } from '../limits/rateLimiter.js';
 import type { LivePost, LiveUser } from '../live/liveCounts.js';
 import type { RequestScope } from '../requestScope.js';
+import type { ApiDeps } from './apiDeps.js';
 import { createLoaders, type Loaders } from './loaders.js';
-import type { Services } from './services.js';
 
 /** What a WebSocket connection adds: watching live counts, within its limits. */
 export interface LiveWatch {
@@ -28,42 +28,42 @@ export interface GraphQLContext {
   /** The HTTP request's (or the socket's) scope: its id, and what it ran and how it ended (for logs and metrics). */
   scope: RequestScope;
   loaders: Loaders;
-  services: Services;
+  deps: ApiDeps;
   /** Only on a WebSocket connection (subscriptions). */
   live: LiveWatch | null;
 }
 
 /** The token's user: the viewer (created on first sight), or the id of an erased account. */
-async function tokenHolderOf(services: Services, authorization: string | undefined) {
-  const viewer = await services.auth.viewerFrom(authorization);
+async function tokenHolderOf(deps: ApiDeps, authorization: string | undefined) {
+  const viewer = await deps.auth.viewerFrom(authorization);
   if (!viewer) return { viewer: null, erasedViewer: null };
   // Erased: being erased (this process heard), or erased before it started (no row comes back).
-  if (services.erasedUsers.has(viewer.id) || !(await services.users.ensure(viewer.id, viewer.name))) {
+  if (deps.erasedUsers.has(viewer.id) || !(await deps.users.ensure(viewer.id, viewer.name))) {
     return { viewer: null, erasedViewer: viewer.id };
   }
   return { viewer, erasedViewer: null };
 }
 
 /** The token's viewer, refused once their erasure started. */
-export async function viewerOf(services: Services, authorization: string | undefined): Promise<Viewer | null> {
-  const { viewer, erasedViewer } = await tokenHolderOf(services, authorization);
+export async function viewerOf(deps: ApiDeps, authorization: string | undefined): Promise<Viewer | null> {
+  const { viewer, erasedViewer } = await tokenHolderOf(deps, authorization);
   if (erasedViewer !== null) throw accountErased();
   return viewer;
 }
 
 const clientOf = (viewer: Viewer | null, scope: RequestScope): Client => (viewer ? { userId: viewer.id } : { address: scope.client });
 
-export function createContextFactory(services: Services) {
+export function createContextFactory(deps: ApiDeps) {
   return async (authorization: string | undefined, scope: RequestScope): Promise<GraphQLContext> => {
-    const { viewer, erasedViewer } = await tokenHolderOf(services, authorization);
-    return { viewer, erasedViewer, scope, loaders: createLoaders(services, viewer, clientOf(viewer, scope)), services, live: null };
+    const { viewer, erasedViewer } = await tokenHolderOf(deps, authorization);
+    return { viewer, erasedViewer, scope, loaders: createLoaders(deps, viewer, clientOf(viewer, scope)), deps, live: null };
   };
 }
 
 /** The context of one subscription on a socket whose viewer was authenticated at connection_init. */
-export function socketContext(services: Services, viewer: Viewer | null, scope: RequestScope, live: LiveWatch): GraphQLContext {
-  const loaders = createLoaders(services, viewer, clientOf(viewer, scope), { cache: false });
-  return { viewer, erasedViewer: null, scope, loaders, services, live };
+export function socketContext(deps: ApiDeps, viewer: Viewer | null, scope: RequestScope, live: LiveWatch): GraphQLContext {
+  const loaders = createLoaders(deps, viewer, clientOf(viewer, scope), { cache: false });
+  return { viewer, erasedViewer: null, scope, loaders, deps, live };
 }
 
 /** The viewer, or UNAUTHENTICATED for operations that need one. */

@@ -62,7 +62,7 @@ export function queryLimitsPlugin(schema: GraphQLSchema, limits: Config['limits'
       if (cost === null) return; // its variables do not coerce: execution says so
       if (cost > limits.cost) throw tooCostly(cost, limits.cost);
       if (contextValue.viewer || contextValue.erasedViewer !== null || cost < limits.readsMinCost) return;
-      await contextValue.services.rateLimiter.takeAll('reads', { address: contextValue.scope.client }, Math.max(1, Math.ceil(cost)));
+      await contextValue.deps.rateLimiter.takeAll('reads', { address: contextValue.scope.client }, Math.max(1, Math.ceil(cost)));
     },
   };
   return {

@@ -7,8 +7,8 @@ import type { PostCounts } from '../counters/postCounters.js';
 import type { UserCounts } from '../counters/userCounters.js';
 import type { Client } from '../limits/rateLimiter.js';
 import type { ViewerState } from '../relations/relationStore.js';
+import type { ApiDeps } from './apiDeps.js';
 import type { PostModel, UserModel } from './models.js';
-import type { Services } from './services.js';
 
 /** Orders `rows` like `ids`, with null for ids that have no row (DataLoader's contract). */
 export function inKeyOrder<T extends { id: number }>(ids: readonly number[], rows: readonly T[]): (T | null)[] {
@@ -36,39 +36,37 @@ export async function orFromPostgres<T>(
  * `cache: false` for a subscription: its context lives as long as the socket, and each push
  * must read fresh (loads of one push still share a batch).
  */
-export function createLoaders(services: Services, viewer: Viewer | null, client: Client, { cache = true } = {}) {
+export function createLoaders(deps: ApiDeps, viewer: Viewer | null, client: Client, { cache = true } = {}) {
   let listPages = 0;
   return {
     /**
      * Resolves when one more list page may be read: the pages a request asks for in one tick
      * (a page of posts, each with its likers) take their tokens in one call.
      */
-    listPageToken: new DataLoader<number, null>((pages) => services.rateLimiter.takeEach('listPages', client, pages.length), {
+    listPageToken: new DataLoader<number, null>((pages) => deps.rateLimiter.takeEach('listPages', client, pages.length), {
       cache: false,
     }),
     /** A key for `listPageToken` (each list page takes its own token). */
     nextListPage: () => ++listPages,
     /** Users a client may see: one whose erasure started loads as null (their row goes in the background). */
-    user: new DataLoader<number, UserModel | null>(
-      async (ids) => inKeyOrder(ids, services.visibility.users(await services.users.byIds(ids))),
-      { cache },
-    ),
+    user: new DataLoader<number, UserModel | null>(async (ids) => inKeyOrder(ids, deps.visibility.users(await deps.users.byIds(ids))), {
+      cache,
+    }),
     /** Posts a client may see: a deleted one, or one of an erased author, loads as null. */
-    post: new DataLoader<number, PostModel | null>(
-      async (ids) => inKeyOrder(ids, services.visibility.posts(await services.posts.liveByIds(ids))),
-      { cache },
-    ),
+    post: new DataLoader<number, PostModel | null>(async (ids) => inKeyOrder(ids, deps.visibility.posts(await deps.posts.liveByIds(ids))), {
+      cache,
+    }),
     counts: new DataLoader<number, PostCounts>(
-      async (postIds) => orFromPostgres(postIds, await services.postCounters.load(postIds), (ids) => services.durableReads.counts(ids)),
+      async (postIds) => orFromPostgres(postIds, await deps.postCounters.load(postIds), (ids) => deps.durableReads.counts(ids)),
       { cache },
     ),
-    userCounts: new DataLoader<number, UserCounts>((userIds) => services.userCounters.load(userIds), { cache }),
+    userCounts: new DataLoader<number, UserCounts>((userIds) => deps.userCounters.load(userIds), { cache }),
     /** Whether the viewer follows each user (false for anonymous viewers). */
     followedByViewer: new DataLoader<number, boolean>(
       async (userIds) => {
         if (!viewer) return userIds.map(() => false);
-        const follows = await services.relations.follows(viewer.id, userIds);
-        return orFromPostgres(userIds, follows, (ids) => services.durableReads.follows(viewer.id, ids));
+        const follows = await deps.relations.follows(viewer.id, userIds);
+        return orFromPostgres(userIds, follows, (ids) => deps.durableReads.follows(viewer.id, ids));
       },
       { cache },
     ),
@@ -76,8 +74,8 @@ export function createLoaders(services: Services, viewer: Viewer | null, client:
     viewerState: new DataLoader<number, ViewerState>(
       async (postIds) => {
         if (!viewer) return postIds.map(() => ({ liked: false, faved: false }));
-        const states = await services.relations.viewerStates(viewer.id, postIds);
-        return orFromPostgres(postIds, states, (ids) => services.durableReads.viewerStates(viewer.id, ids));
+        const states = await deps.relations.viewerStates(viewer.id, postIds);
+        return orFromPostgres(postIds, states, (ids) => deps.durableReads.viewerStates(viewer.id, ids));
       },
       { cache },
     ),

@@ -27,10 +27,10 @@ import { type WebSocket, WebSocketServer } from 'ws';
 import type { Viewer } from '../auth/jwt.js';
 import type { Config } from '../config.js';
 import { badInput, ErrorCode, formatError } from '../errors.js';
+import type { ApiDeps } from '../graphql/apiDeps.js';
 import { type LiveWatch, socketContext, viewerOf } from '../graphql/context.js';
 import { operationCost } from '../graphql/cost.js';
 import { oversizedDocument, tooCostly, tooLarge } from '../graphql/limits.js';
-import type { Services } from '../graphql/services.js';
 import { createSharedSubscribe } from '../graphql/sharedSubscribe.js';
 import { clientAddress } from '../limits/clientAddress.js';
 import type { LiveCounts } from '../live/liveCounts.js';
@@ -62,7 +62,7 @@ const DRAIN_MS = 2000;
 
 export interface WebSocketDeps {
   schema: GraphQLSchema;
-  services: Services;
+  api: ApiDeps;
   live: LiveCounts;
   /** Each client's sockets, counted across the deployment (WS_MAX_CONNECTIONS_PER_CLIENT). */
   sockets: SocketLeases;
@@ -187,7 +187,7 @@ export function attachWebSocket(server: Server, deps: WebSocketDeps) {
   }
 
   // An erased user's sockets close at once: their token no longer works.
-  deps.services.erasedUsers.onErased((userId) => {
+  deps.api.erasedUsers.onErased((userId) => {
     for (const ctx of connected) {
       if (ctx.extra.connection?.viewer?.id === userId) closeSocket(ctx.extra.socket, CLOSE.forbidden, 'account erased');
     }
@@ -212,7 +212,7 @@ export function attachWebSocket(server: Server, deps: WebSocketDeps) {
         let viewer: Viewer | null;
         try {
           if (authorization !== undefined && typeof authorization !== 'string') throw new Error('authorization must be a string');
-          viewer = await viewerOf(deps.services, authorization);
+          viewer = await viewerOf(deps.api, authorization);
         } catch {
           return false; // graphql-ws closes with 4403 Forbidden
         }
@@ -265,7 +265,7 @@ export function attachWebSocket(server: Server, deps: WebSocketDeps) {
           document,
           operationName: payload.operationName,
           variableValues: payload.variables,
-          contextValue: socketContext(deps.services, connection.viewer, connection.scope, connection.live),
+          contextValue: socketContext(deps.api, connection.viewer, connection.scope, connection.live),
         };
         // The stream starts here, so that what refuses it (bad ids, variables that do not
         // coerce) answers an `error` message: from graphql-ws's subscribe it would be a

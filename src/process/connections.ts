@@ -1,12 +1,10 @@
-// What every Tally process opens, built one way for the API, the workers, the CLIs and the
-// seed: logs, key names, a PostgreSQL pool, a Redis connection with the scripts loaded, a
-// lazy one for BullMQ, the deployment's event logs and its recovery side. `close` undoes it.
+// What every Tally process opens (src/process/parts.ts builds the rest on it): logs, key
+// names, a PostgreSQL pool, a Redis connection with the scripts loaded, a lazy one for
+// BullMQ and the deployment's event logs. `close` undoes it.
 import type { Config } from '../config.js';
 import { createDb, type DbOptions } from '../db/client.js';
 import { createEventLogs } from '../events/eventLog.js';
 import { createLogger, type Logger } from '../log.js';
-import { checkDeployment } from '../recovery/deployment.js';
-import { createRecoveryServices } from '../recovery/recoveryServices.js';
 import { createRedis } from '../redis/client.js';
 import { createKeys } from '../redis/keys.js';
 import { withScripts } from '../redis/luaScripts.js';
@@ -17,8 +15,6 @@ export interface ConnectionOptions {
   /** Share a logger instead of creating one from the config. */
   logger?: Logger;
   db?: DbOptions;
-  /** Entities a recovery walks per page (tests make it small). */
-  recoveryPageSize?: number;
 }
 
 export function openConnections(config: Config, options: ConnectionOptions) {
@@ -29,15 +25,6 @@ export function openConnections(config: Config, options: ConnectionOptions) {
   // BullMQ blocks on its connection; it connects when a queue or worker first uses it.
   const jobsRedis = createRedis(config, logger, { connectionName: 'tally-jobs', forJobs: true });
   const eventLogs = createEventLogs(config, redis, keys, logger);
-  const recovery = createRecoveryServices({
-    redis,
-    keys,
-    db,
-    logger,
-    eventLogs,
-    rebuildLockMs: config.rebuildLockMs,
-    pageSize: options.recoveryPageSize,
-  });
 
   return {
     config,
@@ -47,10 +34,6 @@ export function openConnections(config: Config, options: ConnectionOptions) {
     redis,
     jobsRedis,
     eventLogs,
-    recovery,
-
-    /** Checks the Redis against this deployment (partition count) and marks what it must recover. */
-    checkDeployment: () => checkDeployment(redis, keys, recovery.hasDurableState),
 
     async close(): Promise<void> {
       await eventLogs.close();

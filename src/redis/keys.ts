@@ -45,7 +45,7 @@ export function createKeys(prefix: string, partitions: number) {
     rebuilt: (n: number) => `${prefix}rw:${p(n)}`,
     /** Entities replay recomputed and has not switched yet. */
     replayedEntities: (n: number) => `${prefix}rpl:${p(n)}:entities`,
-    /** Prefix of replay's per-entity sums (hash: SDS index -> count). */
+    /** Prefix of replay's per-entity sums (hash: counter slot -> count). */
     replayedPrefix: (n: number) => `${prefix}rpl:${p(n)}:${SCHEMA}:`,
     /** Present when Redis holds every fact of the partition (absent after a data loss until recovered). */
     ready: (n: number) => `${prefix}ready:${p(n)}`,
@@ -68,7 +68,7 @@ export function createKeys(prefix: string, partitions: number) {
     userPushQueue: (n: number) => `${prefix}pushq:${u(n)}`,
     /** Shard channel of the user partition's live user counts. */
     userCountsChannel: (n: number) => `${prefix}counts:${u(n)}`,
-    /** Prefix of the user partition's user SDS keys (`<prefix><userId>`). */
+    /** Prefix of the user partition's packed user counters (`<prefix><userId>`). */
     userCountersPrefix: (n: number) => `${prefix}ucnt:${u(n)}:${SCHEMA}:`,
   };
 
@@ -94,9 +94,9 @@ export function createKeys(prefix: string, partitions: number) {
       `${prefix}ra:${p(partitionOf(entity))}:${relation}:${name(entity)}:${start}`,
     /** Start chunks of the relation's array blocks (a packed id list; absent while there is only block 0). */
     arrayIndex: (relation: string, entity: EntityRef) => `${prefix}rai:${p(partitionOf(entity))}:${relation}:${name(entity)}`,
-    /** Pending deltas of one entity (field = SDS index). */
+    /** Pending deltas of one entity (field = counter slot). */
     agg: (entity: EntityRef) => `${perPartition.aggPrefix(partitionOf(entity))}${name(entity)}`,
-    /** The entity's fixed-width counters (SDS, 20 bytes). */
+    /** The entity's fixed-width counters (packed, 20 bytes). */
     counters: (entity: EntityRef) => `${perPartition.countersPrefix(partitionOf(entity))}${name(entity)}`,
     /** Held while one worker rebuilds the entity's counters. */
     rebuildLock: (entity: EntityRef) => `${prefix}rblock:${p(partitionOf(entity))}:${name(entity)}`,
@@ -104,7 +104,7 @@ export function createKeys(prefix: string, partitions: number) {
     rebuildRate: (entity: EntityRef) => `${prefix}rbrate:${p(partitionOf(entity))}:${name(entity)}`,
     /** First result of an idempotent mutation, in the entity's slot so the script can reach it. */
     idempotency: (entity: EntityRef, userId: number, key: string) => `${prefix}idem:${p(partitionOf(entity))}:${userId}:${keyDigest(key)}`,
-    /** The user's counters (SDS: followings, followers, posts, likesReceived, favsReceived). */
+    /** The user's counters (packed: followings, followers, posts, likesReceived, favsReceived). */
     userCounters: (userId: number) => `${perPartition.userCountersPrefix(userPartition(userId, partitions))}${userId}`,
     /** Version of the cached user counters (rows older than it are not written). */
     userCountersVersion: (userId: number) => `${prefix}ucntv:${u(userPartition(userId, partitions))}:${userId}`,

@@ -2,7 +2,7 @@
 // out, key names built here from src/redis/keys.ts in each script's header order. A bare
 // negative reply becomes a ScriptError of the closed set in src/redis/scriptErrors.ts; no
 // caller reads a raw reply.
-import { SDS_SLOTS, USER_COUNTERS, type UserCounterValues } from '../domain/counters.js';
+import { COUNTER_SLOTS, USER_COUNTERS, type UserCounterValues } from '../domain/counters.js';
 import { type EntityRef, type EntityType, entityName } from '../domain/entities.js';
 import { FAV, LIKE, POST_RELATION_SLOTS, type Relation } from '../domain/relations.js';
 import type { Keys } from './keys.js';
@@ -11,7 +11,7 @@ import { unlessFailed } from './scriptErrors.js';
 
 export type { ScriptedRedis } from './luaScripts.js';
 
-/** One entity's net changes per SDS slot, as the aggregator applies them. */
+/** One entity's net changes per counter slot, as the aggregator applies them. */
 export interface EntityDeltas {
   name: string;
   firstEvent: string;
@@ -164,7 +164,7 @@ export function createScripts(redis: ScriptedRedis, keys: Keys) {
     },
 
     /**
-     * Folds up to `limit` dirty entities of a partition into their SDS counters; the call that
+     * Folds up to `limit` dirty entities of a partition into their packed counters; the call that
      * completes a pass pushes the entities it changed (`pushed`) on the partition's channel.
      */
     async foldDirtyCounters(a: { partition: number; limit: number }) {
@@ -218,7 +218,7 @@ export function createScripts(redis: ScriptedRedis, keys: Keys) {
         keys.partitionTag(p),
         POST_RELATION_SLOTS,
       );
-      return { counters: reply.slice(0, SDS_SLOTS) as number[], watermark: (reply[SDS_SLOTS] as string) || null };
+      return { counters: reply.slice(0, COUNTER_SLOTS) as number[], watermark: (reply[COUNTER_SLOTS] as string) || null };
     },
 
     /** Takes the entity's rebuild lock and one slot of its rate limit. */

@@ -1,5 +1,5 @@
 // Creating and deleting a post: the row and its author's `posts` counter (one transaction),
-// then what depends on it: the post's SDS counters, the author's cached counters, the caches
+// then what depends on it: the post's packed counters, the author's cached counters, the caches
 // that list or look up posts. The same whether a resolver, a tool or a test calls it.
 import type { PostCounters } from '../counters/postCounters.js';
 import type { UserCounters } from '../counters/userCounters.js';

@@ -321,8 +321,8 @@ export const FAULTS: Fault[] = [
     },
   },
   {
-    name: 'sds-corruption',
-    title: "posts' SDS counters overwritten with garbage every 250 ms for 3 s",
+    name: 'counters-corruption',
+    title: "posts' packed counters overwritten with garbage every 250 ms for 3 s",
     when: 'mid-load',
     at: 0.3,
     async inject({ dep, actors, note }) {
@@ -331,7 +331,7 @@ export const FAULTS: Fault[] = [
       await ownRedis(dep).admin(async (redis) => {
         while (Date.now() < until) {
           for (const id of actors.postIds) {
-            // A wrong-length string (the SDS is 20 bytes): malformed, never a plausible count.
+            // A wrong-length string (packed counters are 20 bytes): malformed, never a plausible count.
             await redis.set(dep.keys.counters({ type: 'post', id }), 'garbage'.repeat(1 + (writes % 3)));
             writes++;
           }

@@ -28,7 +28,7 @@ describe('the fault suite, reduced', () => {
   it('loses, doubles and misstates nothing with EVENT_LOG=redis', async () => {
     const rows = await runChaos({
       eventLogs: ['redis'],
-      faults: ['worker-kill', 'api-kill', 'redis-loss-mid-load', 'redis-loss-after-load', 'consumer-rewind', 'sds-corruption'],
+      faults: ['worker-kill', 'api-kill', 'redis-loss-mid-load', 'redis-loss-after-load', 'consumer-rewind', 'counters-corruption'],
       scale,
       convergeCapMs: 30_000,
       logDir,

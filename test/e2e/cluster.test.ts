@@ -5,7 +5,7 @@
 
 import { Cluster } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { decodeSds, encodeSds } from '../../src/counters/sds.js';
+import { packCounters, unpackCounters } from '../../src/counters/packedCounters.js';
 import { POST_SLOTS } from '../../src/domain/counters.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { expectedFavs, expectedLikes, seedFeedWorld } from '../support/feedWorld.js';
@@ -102,22 +102,22 @@ describe('Tally on a 3-master Redis Cluster', () => {
     expect(perMaster.filter((n) => n > 0).length).toBeGreaterThanOrEqual(2);
   }, 60_000);
 
-  it('answers from the facts when an SDS is gone (countFromFacts); the rebuild job and the flush restore it', async () => {
+  it('answers from the facts when a post’s packed counters are gone (countFromFacts); the rebuild job and the flush restore it', async () => {
     const [postId] = await t.createPosts(1, 45);
     await likeAll(postId!, [101, 102, 103]);
     expect((await countsAfter([postId!], Date.now()))[0]!.counts.likes).toBe(3);
-    const sds = t.app.keys.counters(post(postId!));
-    const likesInSds = async () => decodeSds(await t.app.redis.getBuffer(sds))?.[POST_SLOTS.like] ?? null;
+    const countersKey = t.app.keys.counters(post(postId!));
+    const likesInCounters = async () => unpackCounters(await t.app.redis.getBuffer(countersKey))?.[POST_SLOTS.like] ?? null;
 
     // Read path: counted from the bitmaps, and a rebuild job (acquireRebuild, rebuildCounters on BullMQ).
-    await t.app.redis.del(sds);
+    await t.app.redis.del(countersKey);
     expect((await likesOf([postId!]))[0]!.counts.likes).toBe(3);
-    await waitFor(likesInSds, (n) => n === 3, { what: 'the rebuild job to restore the SDS' });
+    await waitFor(likesInCounters, (n) => n === 3, { what: 'the rebuild job to restore the packed counters' });
 
-    // Write path, no reads: the flush finds the SDS missing and rebuilds it from the facts.
-    await t.app.redis.del(sds);
+    // Write path, no reads: the flush finds the packed counters missing and rebuilds them from the facts.
+    await t.app.redis.del(countersKey);
     await likeAll(postId!, [104]);
-    await waitFor(likesInSds, (n) => n === 4, { what: 'the flush to rebuild the SDS' });
+    await waitFor(likesInCounters, (n) => n === 4, { what: 'the flush to rebuild the packed counters' });
   }, 30_000);
 
   it('reconciliation (inspectCounters) finds counter drift and the rebuild job repairs it', async () => {
@@ -127,7 +127,7 @@ describe('Tally on a 3-master Redis Cluster', () => {
     await waitForPersister(t);
 
     const drifted = Number(ids[3]);
-    await t.app.redis.set(t.app.keys.counters(post(drifted)), encodeSds([0, 99, 0, 0, 0]));
+    await t.app.redis.set(t.app.keys.counters(post(drifted)), packCounters([0, 99, 0, 0, 0]));
     const report = await t.app.workers!.reconciler.run();
     expect(report.checked).toBeGreaterThanOrEqual(ids.length);
     expect(report.counterDrift).toEqual([drifted]);
@@ -177,7 +177,7 @@ describe('Tally on a 3-master Redis Cluster', () => {
     const leftovers = ['post:999998', 'post:999999'];
     await t.app.redis.sadd(keys.replayedEntities(p), ...leftovers);
     for (const entity of leftovers) await t.app.redis.hset(keys.replayedPrefix(p) + entity, String(POST_SLOTS.like), 5);
-    await t.app.redis.set(keys.counters(post(postId!)), encodeSds([0, 7777, 3, 0, 0]));
+    await t.app.redis.set(keys.counters(post(postId!)), packCounters([0, 7777, 3, 0, 0]));
 
     const run = spawnTsx('src/cli/replay.ts', [], {
       NODE_ENV: 'test',

@@ -70,7 +70,7 @@ describe('eraseAccount', () => {
   it('refuses a confirm that is not the viewer’s own id, and changes nothing', async () => {
     const res = await t.gql(ERASE, { confirm: '1' }, { token: await t.token(ERASED) });
     expect(errorCodes(res)).toEqual(['BAD_USER_INPUT']);
-    expect(await t.app.services.commands.accounts.status(ERASED)).toBeNull();
+    expect(await t.app.deps.commands.accounts.status(ERASED)).toBeNull();
   });
 
   it('erases a user with likes, favourites, follows both ways and posts, while others keep liking; every count stays exact', async () => {
@@ -155,7 +155,7 @@ describe('eraseAccount', () => {
     expect(ids).not.toContain(`"${ERASED}"`);
 
     await waitFor(
-      () => t.app.services.commands.accounts.status(ERASED),
+      () => t.app.deps.commands.accounts.status(ERASED),
       (row) => row?.state === 'DONE',
       {
         what: 'the erasure to finish',
@@ -224,7 +224,7 @@ describe('eraseAccount', () => {
     await t.app.db.relationFact.deleteMany({ where: { userId: ERASED } });
 
     // A second erasure is the same erasure.
-    const again = await t.app.services.commands.accounts.eraseAsOperator(ERASED);
+    const again = await t.app.deps.commands.accounts.eraseAsOperator(ERASED);
     expect(again).toMatchObject({ userId: ERASED, state: 'DONE', started: false });
     const retriedLate = await as(ERASED, ERASE, { confirm: String(ERASED) });
     expect(retriedLate.eraseAccount).toEqual({ userId: String(ERASED), state: 'DONE' });
@@ -237,7 +237,7 @@ describe('eraseAccount', () => {
     const res = await as(700, ERASE, { confirm: '700' });
     expect(res.eraseAccount.state).toBe('ERASING');
     await waitFor(
-      () => t.app.services.commands.accounts.status(700),
+      () => t.app.deps.commands.accounts.status(700),
       (row) => row?.state === 'DONE',
       { what: 'done', timeoutMs: 30_000 },
     );
@@ -251,7 +251,7 @@ describe('eraseAccount', () => {
     // until then it still takes likes on the user's posts. Its like lands 0.7 s in, past the
     // moment an empty erasure would otherwise be over.
     await new Promise((r) => setTimeout(r, 700));
-    const lagging = await t.app.services.relations.setFact({
+    const lagging = await t.app.deps.relations.setFact({
       userId: 711,
       entity: { type: 'post', id: Number(post) },
       relation: LIKE_RELATION,
@@ -260,7 +260,7 @@ describe('eraseAccount', () => {
     });
     expect(lagging.changed).toBe(true);
     await waitFor(
-      () => t.app.services.commands.accounts.status(710),
+      () => t.app.deps.commands.accounts.status(710),
       (row) => row?.state === 'DONE',
       { what: 'done', timeoutMs: 30_000 },
     );
@@ -288,7 +288,7 @@ describe('eraseAccount', () => {
       wouldDelete: { posts: 2 },
       wouldUndo: { like: 1, follow: 1, followers: 0 },
     });
-    expect(await t.app.services.commands.accounts.status(800)).toBeNull(); // nothing changed
+    expect(await t.app.deps.commands.accounts.status(800)).toBeNull(); // nothing changed
 
     const erase = spawnTsx('src/cli/erase.ts', ['800'], env);
     expect(await erase.exited).toBe(0);
@@ -296,7 +296,7 @@ describe('eraseAccount', () => {
     const status = spawnTsx('src/cli/erase.ts', ['--status'], env);
     expect(await status.exited).toBe(0);
     expect(status.output()).toMatch(/every erasure has finished|no erasure is running/);
-    expect((await t.app.services.commands.accounts.status(800))?.state).toBe('DONE');
+    expect((await t.app.deps.commands.accounts.status(800))?.state).toBe('DONE');
     expect(errorCodes(await t.gql('{ viewer { id } }', {}, { token: await t.token(800) }))).toEqual(['UNAUTHENTICATED']);
 
     const usage = spawnTsx('src/cli/erase.ts', ['x'], env);
@@ -315,7 +315,7 @@ describe('eraseAccount retries', () => {
       const erased = await first.gql(ERASE, { confirm: String(USER) }, { token });
       expect(erased.data.eraseAccount.state).toMatch(/ERASING|DONE/);
       await waitFor(
-        async () => (await first.app.services.commands.accounts.status(USER))?.state,
+        async () => (await first.app.deps.commands.accounts.status(USER))?.state,
         (state) => state === 'DONE',
         { what: 'the erasure done', timeoutMs: 30_000 },
       );

@@ -397,7 +397,7 @@ describe('several users erased at once (one Tally)', () => {
     const before = await everyListed(posts, own);
     for (const u of ERASED) expect(before).toContain(`"id":"${u}"`);
 
-    const rows = await Promise.all(ERASED.map((u) => t.app.services.commands.accounts.eraseAsOperator(u)));
+    const rows = await Promise.all(ERASED.map((u) => t.app.deps.commands.accounts.eraseAsOperator(u)));
     expect(rows.map((r) => r.state)).toEqual(['ERASING', 'ERASING', 'ERASING']);
     // Others keep liking the same posts meanwhile, and keep trying to like, unlike and
     // (un)follow what belongs to the users being erased (their posts may still sit in a post
@@ -424,7 +424,7 @@ describe('several users erased at once (one Tally)', () => {
     background.catch(() => {});
     const started = Date.now();
     await waitFor(
-      () => Promise.all(ERASED.map((u) => t.app.services.commands.accounts.status(u))),
+      () => Promise.all(ERASED.map((u) => t.app.deps.commands.accounts.status(u))),
       (all) => all.every((r) => r?.state === 'DONE'),
       { what: 'all three erasures to finish', timeoutMs: 40_000 },
     );
@@ -460,7 +460,7 @@ describe('several users erased at once (one Tally)', () => {
     expect(await t.app.db.userCounters.count({ where: { userId: { notIn: everyone.map(BigInt) } } })).toBe(0);
     expect(refused.length).toBeGreaterThan(1);
     expect(new Set(refused.map((r) => JSON.stringify(r)))).toEqual(new Set([JSON.stringify(['NOT_FOUND'])]));
-    const progress = await Promise.all(ERASED.map(async (u) => (await t.app.services.commands.accounts.status(u))!.progress.done));
+    const progress = await Promise.all(ERASED.map(async (u) => (await t.app.deps.commands.accounts.status(u))!.progress.done));
     console.log(`three erasures at once: ${took} ms until all DONE; done ${JSON.stringify(progress)}`);
   }, 60_000);
 });

@@ -38,7 +38,7 @@ describe('a feed page with counts and viewer state', () => {
         const res = await t.gql(FEED, { first }, { token: viewer });
         return { res, roundTrips: t.app.redisRoundTrips.count - before, sql: sql.length };
       };
-      t.app.services.feedCache.forgetAll(); // as if the page was not read within FEED_CACHE_TTL_MS
+      t.app.deps.feedCache.forgetAll(); // as if the page was not read within FEED_CACHE_TTL_MS
       const fresh = await measure();
       const cached = await measure();
       expect(fresh.res.errors).toBeUndefined();
@@ -65,7 +65,7 @@ describe('a feed page with counts and viewer state', () => {
     expect(res.data.feed.edges.every((e: any) => e.node.myState === null && e.node.counts.asOf !== null)).toBe(true);
   });
 
-  it('answers from the facts, never zero, when an SDS is missing or malformed (at most 2 round trips)', async () => {
+  it('answers from the facts, never zero, when a post’s packed counters are missing or malformed (at most 2 round trips)', async () => {
     const liked = postIds.filter((_, i) => expectedLikes(i) >= 2).slice(0, 2);
     const [gone, garbled] = liked.map((id) => t.app.keys.counters({ type: 'post', id: Number(id) }));
     await t.app.redis.del(gone!);

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { encodeSds } from '../../src/counters/sds.js';
+import { packCounters } from '../../src/counters/packedCounters.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { waitFor } from '../support/wait.js';
 
@@ -38,7 +38,7 @@ describe('reconciliation', () => {
 
     // Plant drift: wrong counters on one post, a fact PostgreSQL lost on another.
     const [wrongCounters, lostFact] = [Number(ids[0]), Number(ids[1])];
-    await t.app.redis.set(t.app.keys.counters({ type: 'post', id: wrongCounters }), encodeSds([0, 99, 0, 0, 0]));
+    await t.app.redis.set(t.app.keys.counters({ type: 'post', id: wrongCounters }), packCounters([0, 99, 0, 0, 0]));
     await t.app.db.relationFact.delete({
       where: { userId_entityType_entityId_kind: { userId: 300, entityType: 'post', entityId: lostFact, kind: 'like' } },
     });

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { encodeSds } from '../../src/counters/sds.js';
+import { packCounters } from '../../src/counters/packedCounters.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { spawnTsx } from '../support/process.js';
 import { waitFor } from '../support/wait.js';
@@ -38,7 +38,7 @@ describe('npm run replay', () => {
     // Counters and the like facts both go bad: only the log still knows the truth.
     for (const id of ids.slice(0, 3)) {
       const post = { type: 'post' as const, id: Number(id) };
-      await t.app.redis.set(t.app.keys.counters(post), encodeSds([0, 7777, 5, 0, 0]));
+      await t.app.redis.set(t.app.keys.counters(post), packCounters([0, 7777, 5, 0, 0]));
       await t.app.redis.del(t.app.keys.chunkIndex('like', post), t.app.keys.arrayBlock('like', post, 0));
     }
 

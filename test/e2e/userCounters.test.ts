@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { encodeSds } from '../../src/counters/sds.js';
+import { packCounters } from '../../src/counters/packedCounters.js';
 import { createUserCounterStore } from '../../src/db/userCounters.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { waitForPersister } from '../support/settle.js';
@@ -85,7 +85,7 @@ describe('user counters', () => {
 
     // PostgreSQL's row for 31 drifts; Redis' cache for 32 holds wrong numbers at its version.
     await t.app.db.$executeRaw`UPDATE user_counters SET followers = 99 WHERE user_id = 31`;
-    await t.app.redis.set(t.app.keys.userCounters(32), encodeSds([7, 7, 7, 7, 7]));
+    await t.app.redis.set(t.app.keys.userCounters(32), packCounters([7, 7, 7, 7, 7]));
 
     const report = await t.app.workers!.userVerifier.run();
     expect(report.counterDrift).toContain(31);

@@ -55,7 +55,7 @@ describe('the aggregator as a consumer group', () => {
     await f.flusher.foldPartitions(f.allPartitions);
     for (const post of [30, 31, 32]) {
       const facts = await f.factsOf(post);
-      expect((await f.sdsOf(post))?.[1]).toBe(facts.likes);
+      expect((await f.countersOf(post))?.[1]).toBe(facts.likes);
     }
     expect((await f.factsOf(30)).likes + (await f.factsOf(31)).likes + (await f.factsOf(32)).likes).toBe(30);
   });

@@ -3,10 +3,10 @@
 // changes shows up in the same stores the API reads.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
-import type { Services } from '../../src/graphql/services.js';
+import type { ApiDeps } from '../../src/graphql/apiDeps.js';
 import { createMetrics } from '../../src/metrics.js';
-import { createApiServices } from '../../src/process/apiServices.js';
-import { type Connections, openConnections } from '../../src/process/connections.js';
+import { createApi } from '../../src/process/api.js';
+import { openParts, type Parts } from '../../src/process/parts.js';
 import { createWorkers, type Workers } from '../../src/workers.js';
 import { TEST_JWT_SECRET } from '../support/app.js';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
@@ -16,10 +16,10 @@ import { waitUntil } from '../support/wait.js';
 
 const prefix = uniquePrefix('cmd');
 let db: TestDatabase;
-let api: Connections;
+let api: Parts;
 let workers: Workers;
-let services: Services;
-let closeServices: () => Promise<void>;
+let services: ApiDeps;
+let stopApi: () => void;
 
 const AUTHOR = 1;
 const READER = 2;
@@ -44,11 +44,11 @@ beforeAll(async () => {
     LOG_LEVEL: 'silent',
     RATE_LIMIT_WRITES: '5',
   });
-  api = openConnections(config, { name: 'tally-test' });
+  api = openParts(config, { name: 'tally-test' });
   await api.checkDeployment();
-  ({ services, close: closeServices } = createApiServices(api));
+  ({ deps: services, stop: stopApi } = createApi(api));
   workers = createWorkers(
-    openConnections(config, { name: 'tally-test-worker', logger: api.logger }),
+    openParts(config, { name: 'tally-test-worker', logger: api.logger }),
     createMetrics({ lag: async () => [], redisRoundTrips: () => 0 }),
   );
   await workers.start();
@@ -57,7 +57,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await workers?.stop();
-  await closeServices?.();
+  stopApi?.();
   await api?.close();
   await db?.drop();
   await deleteKeys(prefix);

@@ -54,7 +54,7 @@ describe('a consumer that dies after applying a batch but before acknowledging',
     }
     expect(await f.redis.hget(f.keys.agg({ type: 'post', id: POST }), '1')).toBe('29');
     await f.flusher.foldPartitions(f.allPartitions);
-    expect((await f.sdsOf(POST))?.[1]).toBe(29);
+    expect((await f.countersOf(POST))?.[1]).toBe(29);
     expect((await f.factsOf(POST)).likes).toBe(29);
   });
 });

@@ -3,8 +3,8 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { relayFor } from '../../src/consumers/relay.js';
+import { packCounters } from '../../src/counters/packedCounters.js';
 import { createReplay } from '../../src/counters/replay.js';
-import { encodeSds } from '../../src/counters/sds.js';
 import { createEventLogs, type EventLogs } from '../../src/events/eventLog.js';
 import { AGGREGATOR_GROUP } from '../../src/events/groups.js';
 import type { EventBatch, Subscription } from '../../src/events/types.js';
@@ -92,7 +92,7 @@ describe.each(['redis', 'kafka'] as const)('event log contract: %s', (adapter) =
     await f.flusher.foldPartitions(f.allPartitions);
     for (const post of posts) {
       const facts = await f.factsOf(post);
-      expect({ post, likes: (await f.sdsOf(post))?.[1] ?? 0, favs: (await f.sdsOf(post))?.[2] ?? 0 }).toEqual({ post, ...facts });
+      expect({ post, likes: (await f.countersOf(post))?.[1] ?? 0, favs: (await f.countersOf(post))?.[2] ?? 0 }).toEqual({ post, ...facts });
     }
   }
   const allApplied = async () => {
@@ -177,7 +177,7 @@ describe.each(['redis', 'kafka'] as const)('event log contract: %s', (adapter) =
     await waitUntil(allApplied, { what: 'the aggregator', timeoutMs: 30_000 });
     const posts = Array.from({ length: 6 }, (_, i) => 700 + i);
     await f.flusher.foldPartitions(f.allPartitions);
-    for (const post of posts) await f.redis.set(f.keys.counters({ type: 'post', id: post }), encodeSds([0, 999, 9, 0, 0]));
+    for (const post of posts) await f.redis.set(f.keys.counters({ type: 'post', id: post }), packCounters([0, 999, 9, 0, 0]));
 
     // This deployment has erased nobody (no database here): an empty erasure list.
     const noErasures = { running: async () => [], allIds: async () => new Set<number>() };

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { encodeSds } from '../../src/counters/sds.js';
+import { packCounters } from '../../src/counters/packedCounters.js';
 import { type CounterFixture, createCounterFixture } from '../support/counterFixture.js';
 
 let f: CounterFixture;
@@ -20,8 +20,8 @@ async function aggregateAll() {
 async function expectCountsEqualFacts(posts: number[]) {
   for (const post of posts) {
     const facts = await f.factsOf(post);
-    const sds = await f.sdsOf(post);
-    expect({ post, likes: sds?.[1], favs: sds?.[2] }).toEqual({ post, ...facts });
+    const counters = await f.countersOf(post);
+    expect({ post, likes: counters?.[1], favs: counters?.[2] }).toEqual({ post, ...facts });
   }
 }
 
@@ -88,9 +88,9 @@ describe('the flush', () => {
     await f.set(1, post);
     await f.set(1, post, false);
     // Counters that say 0 although the like above was counted (e.g. restored from an old copy).
-    await f.redis.set(f.keys.counters({ type: 'post', id: post }), encodeSds([0, 0, 0, 0, 0]));
+    await f.redis.set(f.keys.counters({ type: 'post', id: post }), packCounters([0, 0, 0, 0, 0]));
     await aggregateAll();
     await f.flusher.foldPartitions([0]);
-    expect(await f.sdsOf(post)).toEqual([0, 0, 0, 0, 0]);
+    expect(await f.countersOf(post)).toEqual([0, 0, 0, 0, 0]);
   });
 });

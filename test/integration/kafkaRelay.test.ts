@@ -32,7 +32,7 @@ describe('the Kafka relay', () => {
       CONSUMER_LEASE_MS: '1000',
       ...kafkaEnv(kafka),
     };
-    // Zeroed counters, so the fold adds deltas (a missing SDS would be rebuilt from facts).
+    // Zeroed counters, so the fold adds deltas (missing packed counters would be rebuilt from facts).
     for (let post = 900; post < 904; post++) await f.postCounters.initialize(post);
     for (let u = 1; u <= 30; u++) await f.set(u, 900 + (u % 4));
 
@@ -77,7 +77,7 @@ describe('the Kafka relay', () => {
     }
     const folded = await f.flusher.foldPartitions(f.allPartitions);
     expect(folded.rebuilt).toBe(0);
-    for (let post = 900; post < 904; post++) expect((await f.sdsOf(post))?.[1]).toBe((await f.factsOf(post)).likes);
+    for (let post = 900; post < 904; post++) expect((await f.countersOf(post))?.[1]).toBe((await f.factsOf(post)).likes);
     expect((await f.factsOf(900)).likes + (await f.factsOf(901)).likes + (await f.factsOf(902)).likes + (await f.factsOf(903)).likes).toBe(
       40,
     );

@@ -48,7 +48,7 @@ describe('rebuilding counters from facts', () => {
     await aggregateUpTo();
     await f.flusher.foldPartitions([0]);
     await f.flusher.foldPartitions([0]);
-    expect((await f.sdsOf(7))?.slice(1, 3)).toEqual([17, 1]);
+    expect((await f.countersOf(7))?.slice(1, 3)).toEqual([17, 1]);
     expect(await f.factsOf(7)).toEqual({ likes: 17, favs: 1 });
   });
 
@@ -119,13 +119,16 @@ describe('a rebuild worker killed mid-rebuild', () => {
           const job = await queue.getJob(rebuildJobId({ type: 'post' as const, id: 9 }));
           return job === undefined;
         };
-        await waitUntil(async () => (await jobGone()) && (await f.sdsOf(9)) !== null, { timeoutMs: 20_000, what: 'the retried rebuild' });
+        await waitUntil(async () => (await jobGone()) && (await f.countersOf(9)) !== null, {
+          timeoutMs: 20_000,
+          what: 'the retried rebuild',
+        });
       } finally {
         await survivor.stop();
       }
       await aggregateUpTo();
       await f.flusher.foldPartitions([0]);
-      expect((await f.sdsOf(9))?.[1]).toBe(15);
+      expect((await f.countersOf(9))?.[1]).toBe(15);
       expect(await metrics.registry.getSingleMetricAsString('tally_rebuilds_total')).toMatch(/via="job",outcome="done"} 1/);
     } finally {
       await requests.close();

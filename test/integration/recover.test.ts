@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/log.js';
+import { createRecoveryParts, createStores } from '../../src/process/parts.js';
 import { createReadiness } from '../../src/recovery/readiness.js';
 import type { RecoveryProgress } from '../../src/recovery/recover.js';
-import { createRecoveryServices } from '../../src/recovery/recoveryServices.js';
 import { createRelationStore } from '../../src/relations/relationStore.js';
 import { usePipelineWithDb } from '../support/pipelineWithDb.js';
 import { deleteKeys } from '../support/redis.js';
@@ -25,10 +25,10 @@ async function lostWorld() {
   for (const p of f.allPartitions) await persister.persist(await f.batchOf(p));
   const before = await Promise.all(posts.map((id) => f.factsOf(id)));
   await deleteKeys(f.prefix); // Redis loses everything under this deployment's prefix
-  const parts = createRecoveryServices({
+  const parts = createRecoveryParts({
     redis: f.redis,
     keys: f.keys,
-    db,
+    stores: createStores(db),
     logger,
     eventLogs: { durableLogSettled: async () => true, durableLogWritten: async () => false },
     rebuildLockMs: 5000,
@@ -60,7 +60,7 @@ describe('recovery', () => {
 
     expect(await Promise.all(posts.map((id) => f.factsOf(id)))).toEqual(before);
     for (const [i, id] of posts.entries()) {
-      expect((await f.sdsOf(id))?.slice(1, 3)).toEqual([before[i]!.likes, before[i]!.favs]);
+      expect((await f.countersOf(id))?.slice(1, 3)).toEqual([before[i]!.likes, before[i]!.favs]);
     }
   });
 

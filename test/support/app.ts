@@ -78,10 +78,10 @@ export async function startTestApp(env: Record<string, string> = {}, options: Te
     app,
     url,
     db,
-    token: (userId, tokenOptions) => app.services.auth.sign(userId, tokenOptions),
+    token: (userId, tokenOptions) => app.deps.auth.sign(userId, tokenOptions),
     gql,
     async createPosts(count, authorId = 1) {
-      const token = await app.services.auth.sign(authorId);
+      const token = await app.deps.auth.sign(authorId);
       const ids: string[] = [];
       for (let i = 0; i < count; i++) {
         const res = await gql(

@@ -3,8 +3,8 @@
 
 import { createAggregator } from '../../src/consumers/aggregator.js';
 import { createFlusher } from '../../src/counters/flush.js';
+import { unpackCounters } from '../../src/counters/packedCounters.js';
 import { createPostCounters } from '../../src/counters/postCounters.js';
-import { decodeSds } from '../../src/counters/sds.js';
 import type { PostRelationKind } from '../../src/domain/relations.js';
 import { decodeOutboxEntry } from '../../src/events/outboxCodec.js';
 import { createRedisStreamsLog, OUTBOX_SOURCE } from '../../src/events/redisStreams.js';
@@ -66,9 +66,9 @@ export function createCounterFixture(options: { partitions?: number; leaseMs?: n
       };
     },
 
-    /** The post's SDS as stored (null when missing or malformed). */
-    async sdsOf(postId: number): Promise<number[] | null> {
-      return decodeSds(await redis.getBuffer(keys.counters({ type: 'post' as const, id: postId })));
+    /** The post's packed counters as stored (null when missing or malformed). */
+    async countersOf(postId: number): Promise<number[] | null> {
+      return unpackCounters(await redis.getBuffer(keys.counters({ type: 'post' as const, id: postId })));
     },
 
     /** Likes and favs counted straight from the bitmaps. */

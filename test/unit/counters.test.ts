@@ -1,23 +1,23 @@
 import { describe, expect, it } from 'vitest';
-import { decodeSds, encodeSds, SDS_BYTES } from '../../src/counters/sds.js';
+import { PACKED_BYTES, packCounters, unpackCounters } from '../../src/counters/packedCounters.js';
 import { decodeOutboxEntry } from '../../src/events/outboxCodec.js';
 import { ownerOf } from '../../src/events/partitionAssignment.js';
 import { comparePositions } from '../../src/events/types.js';
 import { createKeys } from '../../src/redis/keys.js';
 import { fnv1a32 } from '../../src/redis/partition.js';
 
-describe('SDS', () => {
+describe('packed counters', () => {
   it('is 5 big-endian uint32 fields in 20 bytes', () => {
-    const raw = encodeSds([1, 2, 3, 4, 4294967295]);
-    expect(raw).toHaveLength(SDS_BYTES);
+    const raw = packCounters([1, 2, 3, 4, 4294967295]);
+    expect(raw).toHaveLength(PACKED_BYTES);
     expect(raw.subarray(4, 8)).toEqual(Buffer.from([0, 0, 0, 2]));
-    expect(decodeSds(raw)).toEqual([1, 2, 3, 4, 4294967295]);
+    expect(unpackCounters(raw)).toEqual([1, 2, 3, 4, 4294967295]);
   });
 
   it('reads a missing or wrong-length value as null, never as zeros', () => {
-    expect(decodeSds(null)).toBeNull();
-    expect(decodeSds(Buffer.alloc(19))).toBeNull();
-    expect(decodeSds(Buffer.alloc(21))).toBeNull();
+    expect(unpackCounters(null)).toBeNull();
+    expect(unpackCounters(Buffer.alloc(19))).toBeNull();
+    expect(unpackCounters(Buffer.alloc(21))).toBeNull();
   });
 });
 

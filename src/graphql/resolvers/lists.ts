@@ -20,7 +20,7 @@ export interface ListRequest<T> {
 
 export async function listPage<T>(ctx: GraphQLContext, request: ListRequest<T>): Promise<Page<T>> {
   const limit = parsePageSize(request.first);
-  const from = decodePosition(ctx.services.cursors, request.list, request.after);
+  const from = decodePosition(ctx.deps.cursors, request.list, request.after);
   await ctx.loaders.listPageToken.load(ctx.loaders.nextListPage()); // each page is a SQL scan
   const scanned = await request.scan(limit + 1, from);
   const loaded = await request.load(scanned.slice(0, limit).map((row) => row.id));
@@ -28,5 +28,5 @@ export async function listPage<T>(ctx: GraphQLContext, request: ListRequest<T>):
     if (node instanceof Error) throw node;
     return node && (request.keep?.(node) ?? true) ? node : null;
   });
-  return toFilteredPage(scanned, limit, (row) => encodePosition(ctx.services.cursors, request.list, row), nodes);
+  return toFilteredPage(scanned, limit, (row) => encodePosition(ctx.deps.cursors, request.list, row), nodes);
 }

@@ -5,13 +5,13 @@ import { requireAccountHolder, requireViewer } from '../context.js';
 import type { EraseAccountPayloadResolvers, MutationResolvers } from '../generated.js';
 
 export const Mutation: MutationResolvers = {
-  createPost: (_, { input }, ctx) => ctx.services.commands.posts.create(requireViewer(ctx).id, input),
+  createPost: (_, { input }, ctx) => ctx.deps.commands.posts.create(requireViewer(ctx).id, input),
 
   deletePost: async (_, { id }, ctx) => {
     const viewer = requireViewer(ctx);
     const postId = parseId(id);
     try {
-      return await ctx.services.commands.posts.delete(viewer.id, postId);
+      return await ctx.deps.commands.posts.delete(viewer.id, postId);
     } finally {
       ctx.loaders.post.clear(postId);
     }
@@ -20,7 +20,7 @@ export const Mutation: MutationResolvers = {
   setLikeRelation: async (_, { input }, ctx) => {
     const viewer = requireViewer(ctx);
     const postId = parseId(input.postId, 'postId');
-    const result = await ctx.services.commands.relations.setOnPost(viewer.id, {
+    const result = await ctx.deps.commands.relations.setOnPost(viewer.id, {
       postId,
       kind: input.kind ?? 'LIKE',
       active: input.active,
@@ -33,7 +33,7 @@ export const Mutation: MutationResolvers = {
   setFollowRelation: async (_, { input }, ctx) => {
     const viewer = requireViewer(ctx);
     const followeeId = parseId(input.userId, 'userId');
-    const result = await ctx.services.commands.relations.follow(viewer.id, {
+    const result = await ctx.deps.commands.relations.follow(viewer.id, {
       followeeId,
       active: input.active,
       idempotencyKey: input.idempotencyKey,
@@ -42,11 +42,11 @@ export const Mutation: MutationResolvers = {
     return result;
   },
 
-  eraseAccount: (_, { input }, ctx) => ctx.services.commands.accounts.erase(requireAccountHolder(ctx), input),
+  eraseAccount: (_, { input }, ctx) => ctx.deps.commands.accounts.erase(requireAccountHolder(ctx), input),
 
   updateProfile: async (_, { input }, ctx) => {
     const viewer = requireViewer(ctx);
-    const user = await ctx.services.commands.profiles.update(viewer.id, input);
+    const user = await ctx.deps.commands.profiles.update(viewer.id, input);
     ctx.loaders.user.clear(viewer.id).prime(viewer.id, user);
     return user;
   },

@@ -25,10 +25,10 @@ export const Post: PostResolvers = {
       first,
       after,
       // Private likes show only to their owner.
-      scan: (limit, from) => ctx.services.lists.usersOf(POST, post.id, relation, limit, from, { privateExceptFor: ctx.viewer?.id ?? null }),
+      scan: (limit, from) => ctx.deps.lists.usersOf(POST, post.id, relation, limit, from, { privateExceptFor: ctx.viewer?.id ?? null }),
       load: (ids) => ctx.loaders.user.loadMany(ids),
       // Checked again on the loaded user: one who turned private since the scan stays hidden.
-      keep: (user) => ctx.services.visibility.likesVisibleTo(user, ctx.viewer?.id ?? null),
+      keep: (user) => ctx.deps.visibility.likesVisibleTo(user, ctx.viewer?.id ?? null),
     });
   },
 };

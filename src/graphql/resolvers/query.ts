@@ -14,15 +14,13 @@ export const Query: QueryResolvers = {
     });
   },
 
-  feed: async (_, { first, after }, { services, loaders }) => {
+  feed: async (_, { first, after }, { deps, loaders }) => {
     const limit = parsePageSize(first);
-    const position = decodePosition(services.cursors, 'feed', after);
+    const position = decodePosition(deps.cursors, 'feed', after);
     // Posts of a user whose erasure started are left out until the erasure deletes them (seconds).
-    const rows = services.visibility.posts(
-      await services.feedCache.page(limit + 1, position && { createdAt: position.at, id: position.id }),
-    );
+    const rows = deps.visibility.posts(await deps.feedCache.page(limit + 1, position && { createdAt: position.at, id: position.id }));
     for (const post of rows) loaders.post.prime(post.id, post);
-    return toPage(rows, limit, (post) => encodePosition(services.cursors, 'feed', { at: post.createdAt, id: post.id }));
+    return toPage(rows, limit, (post) => encodePosition(deps.cursors, 'feed', { at: post.createdAt, id: post.id }));
   },
 
   user: (_, { id }, { loaders }) => loaders.user.load(parseId(id)),

@@ -12,7 +12,7 @@ export const User: UserResolvers = {
   likedPosts: async (user, { kind, first, after }, ctx) => {
     // The privacy setting as stored now, not as a cached parent (a feed page's author) saw it.
     const owner = ctx.viewer?.id === user.id ? user : await ctx.loaders.user.load(user.id);
-    if (!owner || !ctx.services.visibility.likesVisibleTo(owner, ctx.viewer?.id ?? null)) {
+    if (!owner || !ctx.deps.visibility.likesVisibleTo(owner, ctx.viewer?.id ?? null)) {
       throw forbidden(`user ${user.id} keeps their ${kind === 'FAV' ? 'favourites' : 'likes'} private`);
     }
     const relation = POST_RELATIONS[kind ?? 'LIKE'].name;
@@ -20,7 +20,7 @@ export const User: UserResolvers = {
       list: `liked:${relation}:${user.id}`,
       first,
       after,
-      scan: (limit, from) => ctx.services.lists.entitiesOf(user.id, POST, relation, limit, from),
+      scan: (limit, from) => ctx.deps.lists.entitiesOf(user.id, POST, relation, limit, from),
       load: (ids) => ctx.loaders.post.loadMany(ids), // one deleted since the scan loads as null: left out
     });
   },
@@ -30,7 +30,7 @@ export const User: UserResolvers = {
       list: `followers:${user.id}`,
       first,
       after,
-      scan: (limit, from) => ctx.services.lists.usersOf(USER, user.id, FOLLOW.name, limit, from),
+      scan: (limit, from) => ctx.deps.lists.usersOf(USER, user.id, FOLLOW.name, limit, from),
       load: (ids) => ctx.loaders.user.loadMany(ids),
     }),
 
@@ -39,7 +39,7 @@ export const User: UserResolvers = {
       list: `following:${user.id}`,
       first,
       after,
-      scan: (limit, from) => ctx.services.lists.entitiesOf(user.id, USER, FOLLOW.name, limit, from),
+      scan: (limit, from) => ctx.deps.lists.entitiesOf(user.id, USER, FOLLOW.name, limit, from),
       load: (ids) => ctx.loaders.user.loadMany(ids),
     }),
 };

@@ -25,9 +25,9 @@ const SET = 'mutation($i: SetLikeRelationInput!) { setLikeRelation(input: $i) { 
 const READ = 'query($ids: [ID!]!) { posts(ids: $ids) { id counts { likes asOf } } }';
 
 describe('counters deleted or truncated while likes keep arriving', () => {
-  it('keeps reads exact, brings the SDS back, and holds the rebuild rate limit', async () => {
+  it('keeps reads exact, brings the packed counters back, and holds the rebuild rate limit', async () => {
     const postIds = await t.createPosts(3);
-    const sdsKey = (id: string) => t.app.keys.counters({ type: 'post', id: Number(id) });
+    const countersKey = (id: string) => t.app.keys.counters({ type: 'post', id: Number(id) });
     const acks = new Map<string, number[]>(postIds.map((id) => [id, []])); // client receive times
     const sent = new Map<string, number>(postIds.map((id) => [id, 0]));
     const violations: string[] = [];
@@ -44,7 +44,7 @@ describe('counters deleted or truncated while likes keep arriving', () => {
     };
     const vandal = async () => {
       for (let n = 0; Date.now() < stormEnds; n++) {
-        const key = sdsKey(postIds[n % 3]!);
+        const key = countersKey(postIds[n % 3]!);
         if (n % 2) await t.app.redis.del(key);
         else await t.app.redis.set(key, 'short');
         await new Promise((r) => setTimeout(r, 100));
@@ -80,10 +80,10 @@ describe('counters deleted or truncated while likes keep arriving', () => {
     );
     expect(settled.data.posts.map((p: any) => p.counts.likes)).toEqual(expected);
     await waitFor(
-      () => Promise.all(postIds.map((id) => t.app.redis.strlen(sdsKey(id)))),
+      () => Promise.all(postIds.map((id) => t.app.redis.strlen(countersKey(id)))),
       (l) => l.every((n) => n === 20),
       {
-        what: 'every SDS back',
+        what: 'all packed counters back',
         timeoutMs: 20_000,
       },
     );

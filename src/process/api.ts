@@ -1,33 +1,22 @@
-// The API side of a process: the stores, caches and counters resolvers read, and the
-// commands they delegate changes to. Built once per process; the seed builds the same.
+// The API side of a process, on its parts (src/process/parts.ts): the caches, budgets and
+// announcements resolvers read through, and the commands they delegate changes to.
 import { createAuth } from '../auth/jwt.js';
-import { createPostCounters } from '../counters/postCounters.js';
-import { createUserCounters } from '../counters/userCounters.js';
-import { createErasureStore } from '../db/erasures.js';
 import { createFeedCache } from '../db/feedCache.js';
 import { createPostCache } from '../db/postCache.js';
-import { createPostStore } from '../db/posts.js';
-import { createRelationLists } from '../db/relationLists.js';
-import { createUserCounterStore } from '../db/userCounters.js';
-import { createUserStore } from '../db/users.js';
 import type { BudgetName } from '../domain/budgets.js';
-import { POST } from '../domain/entities.js';
+import type { ApiDeps } from '../graphql/apiDeps.js';
 import { createCursorCodec } from '../graphql/cursor.js';
-import type { Services } from '../graphql/services.js';
-import { createErasureRequests } from '../jobs/erasureJobs.js';
-import { createRebuildRequests } from '../jobs/rebuildJobs.js';
 import { createRateLimiter } from '../limits/rateLimiter.js';
 import { createDurableReads } from '../recovery/durableReads.js';
 import type { RedisClient } from '../redis/client.js';
-import { createRelationStore } from '../relations/relationStore.js';
 import { createAnnouncements } from '../services/announcements.js';
 import { chargeTo, free } from '../services/charges.js';
 import { createCommands } from '../services/commands.js';
 import { createErasedUsers } from '../services/erasedUsers.js';
 import { createVisibility } from '../services/visibility.js';
-import type { Connections } from './connections.js';
+import type { Parts } from './parts.js';
 
-export interface ApiServiceOptions {
+export interface ApiOptions {
   /** Called when a client is refused for an empty budget (a metric). */
   onRateLimited?: (budget: BudgetName) => void;
   /** Operator tools act for the service: their commands draw from no client's budget. */
@@ -36,22 +25,10 @@ export interface ApiServiceOptions {
   subscriber?: RedisClient | null;
 }
 
-export function createApiServices(connections: Connections, options: ApiServiceOptions = {}) {
-  const { config, db, redis, keys, logger, recovery } = connections;
-  // BullMQ producer: reads that find a counter missing ask the workers to rebuild it.
-  const rebuildRequests = createRebuildRequests(connections.jobsRedis, keys, logger);
-  const posts = createPostStore(db);
-  const users = createUserStore(db);
-  const postCache = createPostCache(posts, config.postCacheTtlMs);
-  const feedCache = createFeedCache(posts, config.feedCacheTtlMs);
-  const userCounters = createUserCounters({ redis, keys, store: createUserCounterStore(db) });
-  const postCounters = createPostCounters({ redis, keys, onMissing: (id) => rebuildRequests.request({ type: POST, id }) });
-  const relations = createRelationStore(redis, keys, {
-    restore: (entity) => recovery.restorer.restore(entity),
-    writeDeadlineMs: config.redisTimeouts.commandTimeoutMs,
-  });
-  const erasures = createErasureStore(db);
-  const erasureRequests = createErasureRequests(connections.jobsRedis, keys);
+export function createApi(parts: Parts, options: ApiOptions = {}) {
+  const { config, redis, keys, logger, stores, counters, relations, queues } = parts;
+  const postCache = createPostCache(stores.posts, config.postCacheTtlMs);
+  const feedCache = createFeedCache(stores.posts, config.feedCacheTtlMs);
   // Deletions and erasures reach every API process's caches at once; one that missed some
   // (its connection dropped or went quiet) forgets its caches and re-reads the erasure list,
   // and does so every heartbeat until it hears again (src/services/announcements.ts).
@@ -67,56 +44,55 @@ export function createApiServices(connections: Connections, options: ApiServiceO
     },
     logger,
   });
-  const erasedUsers = createErasedUsers({ store: erasures, announcements, refreshMs: config.erasure.refreshMs, logger });
+  const erasedUsers = createErasedUsers({ store: stores.erasures, announcements, refreshMs: config.erasure.refreshMs, logger });
   announcements.on('deleted', (postId) => {
     postCache.forget(postId);
     feedCache.forgetAll();
   });
   const visibility = createVisibility({ erasedUsers });
   const rateLimiter = createRateLimiter({ redis, keys, budgets: config.rateLimits, onRejected: options.onRateLimited });
-  const services: Services = {
+  const deps: ApiDeps = {
     auth: createAuth(config.jwtSecret, config.tokenRules),
-    users,
-    posts,
+    users: stores.users,
+    posts: stores.posts,
     postCache,
     feedCache,
-    userCounters,
-    postCounters,
+    userCounters: counters.users,
+    postCounters: counters.posts,
     relations,
     rateLimiter,
-    lists: createRelationLists(db),
+    lists: stores.lists,
     cursors: createCursorCodec(config.cursorSecret),
-    durableReads: createDurableReads(recovery.facts),
+    durableReads: createDurableReads(stores.facts),
     erasedUsers,
     visibility,
     announcements,
     commands: createCommands({
-      erasures,
+      erasures: stores.erasures,
       erasedUsers,
       visibility,
       announcePostDeleted: (postId) => announcements.announce('deleted', postId),
-      requestErasure: (userId) => erasureRequests.request(userId),
-      posts,
-      users,
+      requestErasure: (userId) => queues.erasures.request(userId),
+      posts: stores.posts,
+      users: stores.users,
       postCache,
       feedCache,
-      postCounters,
-      userCounters,
+      postCounters: counters.posts,
+      userCounters: counters.users,
       relations,
       charge: options.operator ? free : chargeTo(rateLimiter),
     }),
   };
   return {
-    services,
+    deps,
     /** Loads the erasures in progress and listens for announcements. */
     async start() {
       await erasedUsers.start();
       await announcements.start();
     },
-    async close() {
+    stop() {
       announcements.stop();
       erasedUsers.stop();
-      await Promise.all([rebuildRequests.close(), erasureRequests.close()]);
     },
   };
 }

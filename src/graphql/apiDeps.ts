@@ -1,5 +1,6 @@
-// The long-lived pieces resolvers use, built once per process and shared by every request
-// (src/process/apiServices.ts): what reads go through, and the commands changes go through.
+// What resolvers, loaders and the WebSocket endpoint depend on, built once per process and
+// shared by every request (src/process/api.ts): what reads go through, and the commands
+// changes go through.
 import type { Auth } from '../auth/jwt.js';
 import type { PostCounters } from '../counters/postCounters.js';
 import type { UserCounters } from '../counters/userCounters.js';
@@ -17,7 +18,7 @@ import type { ErasedUsers } from '../services/erasedUsers.js';
 import type { Visibility } from '../services/visibility.js';
 import type { CursorCodec } from './cursor.js';
 
-export interface Services {
+export interface ApiDeps {
   auth: Auth;
   users: UserStore;
   posts: PostStore;
