@@ -3,12 +3,13 @@
 -- when all of its entities are; during a recovery, each entity restored so far is a member
 -- of `restored:{pN}`. Only the deployment check and recovery write these keys: nothing a
 -- running process recreates by itself can make an empty Redis look ready.
+--- @include "includes/keyNames"
 local readyPartitions = {} -- per call: one EXISTS per partition, however many entities
 local function entityReady(prefix, tag, entity)
   local ready = readyPartitions[tag]
   if ready == nil then
-    ready = redis.call('EXISTS', prefix .. 'ready:' .. tag) == 1
+    ready = redis.call('EXISTS', prefix .. KEY.ready .. tag) == 1
     readyPartitions[tag] = ready
   end
-  return ready or redis.call('SISMEMBER', prefix .. 'restored:' .. tag, entity) == 1
+  return ready or redis.call('SISMEMBER', prefix .. KEY.restored .. tag, entity) == 1
 end

@@ -17,14 +17,15 @@ local BLOCK_MAX_IDS = 1024
 -- What one more key costs Redis, roughly (dict entry, key name, object header).
 local KEY_BYTES = 48
 
+--- @include "includes/keyNames"
 -- Key names of one relation. `base` is "<relation>:<type>:<id>"; `tag` the partition's "{pN}".
 local function relationKeys(prefix, tag, base)
   local name = tag .. ':' .. base
   return {
-    bitmap = prefix .. 'bm:' .. name .. ':',
-    chunkIndex = prefix .. 'bmi:' .. name,
-    block = prefix .. 'ra:' .. name .. ':',
-    blockIndex = prefix .. 'rai:' .. name,
+    bitmap = prefix .. KEY.bitmap .. name .. ':',
+    chunkIndex = prefix .. KEY.chunkIndex .. name,
+    block = prefix .. KEY.arrayBlock .. name .. ':',
+    blockIndex = prefix .. KEY.arrayIndex .. name,
   }
 end
 

@@ -6,6 +6,7 @@
 import type { FactStore } from '../db/facts.js';
 import type { PostStore } from '../db/posts.js';
 import { type EntityRef, POST } from '../domain/entities.js';
+import { caughtUpPartitions } from '../events/caughtUp.js';
 import { PERSISTER_GROUP } from '../events/groups.js';
 import { recentEvents } from '../events/recentEvents.js';
 import type { EventLog } from '../events/types.js';
@@ -77,8 +78,7 @@ export function createReconciler(deps: ReconcilerDeps) {
 
   /** Partitions whose persister has written everything the outbox holds. */
   async function persistedPartitions(): Promise<Set<number>> {
-    const lag = (await deps.eventLog.lag()).filter((l) => l.group === PERSISTER_GROUP);
-    return new Set(lag.filter((l) => l.pending === 0 && l.undelivered === 0).map((l) => l.partition));
+    return caughtUpPartitions(await deps.eventLog.lag(), PERSISTER_GROUP);
   }
 
   return {

@@ -5,6 +5,7 @@ import type { Config } from '../config.js';
 import type { Logger } from '../log.js';
 import type { Keys } from '../redis/keys.js';
 import type { ScriptedRedis } from '../redis/scripts.js';
+import { persistedUpToNow } from './caughtUp.js';
 import { AGGREGATOR_GROUP, PERSISTER_GROUP } from './groups.js';
 import { createKafkaClient } from './kafka/client.js';
 import { createKafkaLog } from './kafka/kafkaLog.js';
@@ -52,29 +53,10 @@ export function createEventLogs(config: Config, redis: ScriptedRedis, keys: Keys
     relayTarget: { kafka, topic: config.kafka.topic, idempotent: config.kafka.idempotent },
     /** Lag of every group: the relay on the outbox, the consumers on Kafka. */
     lag: async () => [...(await outbox.lag()), ...(await consumed.lag())],
-    durableLogSettled: persistedEverythingIn(consumed),
+    durableLogSettled: persistedUpToNow(consumed),
     /** Events in Kafka outlive Redis: a Redis without its deployment record next to them lost its data. */
     durableLogWritten: async () => (await consumed.everWritten?.()) ?? false,
     close: () => consumed.close(),
-  };
-}
-
-/**
- * Whether the fact persister has written to PostgreSQL every event that reached Kafka before
- * Redis lost its data: those events outlived Redis, and restoring facts from PostgreSQL
- * before they arrive there would lose them. The mark is the topic's end when first asked;
- * once passed it holds for a while (later events are of entities already restored).
- */
-function persistedEverythingIn(log: EventLog, holdMs = 30_000) {
-  let check: (() => Promise<boolean>) | null = null;
-  let settledUntil = 0;
-  return async (): Promise<boolean> => {
-    if (Date.now() < settledUntil) return true;
-    check ??= (await log.consumedUpToNow?.(PERSISTER_GROUP)) ?? (async () => true);
-    if (!(await check())) return false;
-    check = null;
-    settledUntil = Date.now() + holdMs;
-    return true;
   };
 }
 

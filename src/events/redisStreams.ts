@@ -3,6 +3,7 @@
 // time (see partitionAssignment); a batch is acknowledged only after its handler resolved;
 // a new owner first reclaims what the previous one left pending (XAUTOCLAIM), in order.
 import type { Logger } from 'pino';
+import type { RedisClient } from '../redis/client.js';
 import { callOnKey } from '../redis/keyedCommand.js';
 import { type Keys, META } from '../redis/keys.js';
 import type { ScriptedRedis } from '../redis/scripts.js';
@@ -152,26 +153,7 @@ export function createRedisStreamsLog(options: RedisStreamsOptions): EventLog {
     };
   }
 
-  async function lag(): Promise<GroupLag[]> {
-    const perPartition = await Promise.all(
-      Array.from({ length: keys.partitions }, async (_, partition) => {
-        const stream = keys.outbox(partition);
-        if ((await redis.exists(stream)) === 0) return [];
-        const groups = (await callOnKey(redis, stream, 'XINFO', 'GROUPS', stream)) as (string | number | null)[][];
-        return groups.map((flat) => {
-          const g: Record<string, string | number | null> = {};
-          for (let i = 0; i + 1 < flat.length; i += 2) g[String(flat[i])] = flat[i + 1] ?? null;
-          return {
-            group: String(g.name),
-            partition,
-            pending: Number(g.pending),
-            undelivered: g.lag === null || g.lag === undefined ? null : Number(g.lag),
-          };
-        });
-      }),
-    );
-    return perPartition.flat();
-  }
+  const lag = () => outboxLag(redis, keys);
 
   async function readHistory(onEntries: (partition: number, entries: LogEntry[]) => Promise<void>) {
     for (let partition = 0; partition < keys.partitions; partition++) {
@@ -192,4 +174,26 @@ export function createRedisStreamsLog(options: RedisStreamsOptions): EventLog {
     historyComplete: async () => (await redis.hget(keys.meta(), META.history)) === 'complete',
     close: async () => {}, // uses the connection it was given
   };
+}
+
+/** Every group's lag on every outbox stream (XINFO GROUPS): what its members hold and have not read. */
+export async function outboxLag(redis: RedisClient, keys: Keys): Promise<GroupLag[]> {
+  const perPartition = await Promise.all(
+    Array.from({ length: keys.partitions }, async (_, partition) => {
+      const stream = keys.outbox(partition);
+      if ((await redis.exists(stream)) === 0) return [];
+      const groups = (await callOnKey(redis, stream, 'XINFO', 'GROUPS', stream)) as (string | number | null)[][];
+      return groups.map((flat) => {
+        const g: Record<string, string | number | null> = {};
+        for (let i = 0; i + 1 < flat.length; i += 2) g[String(flat[i])] = flat[i + 1] ?? null;
+        return {
+          group: String(g.name),
+          partition,
+          pending: Number(g.pending),
+          undelivered: g.lag === null || g.lag === undefined ? null : Number(g.lag),
+        };
+      });
+    }),
+  );
+  return perPartition.flat();
 }

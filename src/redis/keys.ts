@@ -1,5 +1,6 @@
 // The one module that builds Redis key names (schema v1, docs/design.md). Nothing else
-// concatenates keys; Lua scripts that reach per-entity keys get the prefixes from here.
+// concatenates keys; Lua scripts that reach per-entity keys get the prefixes from here, and
+// the names they build themselves from LUA_KEY_NAMES (inlined as includes/keyNames).
 import { createHash } from 'node:crypto';
 import { type EntityRef, entityName } from '../domain/entities.js';
 import { entityPartition, userPartition } from './partition.js';
@@ -21,6 +22,24 @@ export const META = {
  * may be 255 characters of 4 bytes each, held twice for a day under `noeviction`.
  */
 const keyDigest = (key: string) => createHash('sha256').update(key).digest('base64url').slice(0, 22);
+
+/**
+ * The key kinds Lua scripts name themselves (an entity's relation keys and readiness, reached
+ * from a partition tag): one spelling, here, that src/redis/luaScripts.ts hands the scripts as
+ * the table `KEY` (`prefix .. KEY.bitmap .. tag ...`).
+ */
+export const LUA_KEY_NAMES = {
+  ready: 'ready:',
+  restored: 'restored:',
+  bitmap: 'bm:',
+  chunkIndex: 'bmi:',
+  arrayBlock: 'ra:',
+  arrayIndex: 'rai:',
+} as const;
+const K = LUA_KEY_NAMES;
+
+/** Idempotency records (`idem:` in the entity's slot, `idemu:` in the user's): both name the user after their tag. */
+const IDEMPOTENCY_KINDS = ['idem:', 'idemu:'] as const;
 
 export function createKeys(prefix: string, partitions: number) {
   const p = (n: number) => `{p${n}}`;
@@ -48,9 +67,9 @@ export function createKeys(prefix: string, partitions: number) {
     /** Prefix of replay's per-entity sums (hash: counter slot -> count). */
     replayedPrefix: (n: number) => `${prefix}rpl:${p(n)}:${SCHEMA}:`,
     /** Present when Redis holds every fact of the partition (absent after a data loss until recovered). */
-    ready: (n: number) => `${prefix}ready:${p(n)}`,
+    ready: (n: number) => `${prefix}${K.ready}${p(n)}`,
     /** Entities of the partition restored from PostgreSQL so far, while it is not ready (a set). */
-    restored: (n: number) => `${prefix}restored:${p(n)}`,
+    restored: (n: number) => `${prefix}${K.restored}${p(n)}`,
     /** Newest event id of the partition the fact persister has written to PostgreSQL. */
     persisted: (n: number) => `${prefix}persisted:${p(n)}`,
     /** Consumer lease of one partition for one group. */
@@ -86,14 +105,14 @@ export function createKeys(prefix: string, partitions: number) {
     relationBase: (relation: string, entity: EntityRef) => `${relation}:${name(entity)}`,
     /** A bitmap chunk of the relation (chunk = user id / 32,768). */
     bitmapChunk: (relation: string, entity: EntityRef, chunk: number) =>
-      `${prefix}bm:${p(partitionOf(entity))}:${relation}:${name(entity)}:${chunk}`,
+      `${prefix}${K.bitmap}${p(partitionOf(entity))}:${relation}:${name(entity)}:${chunk}`,
     /** Chunk numbers of the relation that are stored as bitmaps (a SET, as in schema v1). */
-    chunkIndex: (relation: string, entity: EntityRef) => `${prefix}bmi:${p(partitionOf(entity))}:${relation}:${name(entity)}`,
+    chunkIndex: (relation: string, entity: EntityRef) => `${prefix}${K.chunkIndex}${p(partitionOf(entity))}:${relation}:${name(entity)}`,
     /** An array block of the relation: sorted 4-byte ids of the chunks from `start` on. */
     arrayBlock: (relation: string, entity: EntityRef, start: number) =>
-      `${prefix}ra:${p(partitionOf(entity))}:${relation}:${name(entity)}:${start}`,
+      `${prefix}${K.arrayBlock}${p(partitionOf(entity))}:${relation}:${name(entity)}:${start}`,
     /** Start chunks of the relation's array blocks (a packed id list; absent while there is only block 0). */
-    arrayIndex: (relation: string, entity: EntityRef) => `${prefix}rai:${p(partitionOf(entity))}:${relation}:${name(entity)}`,
+    arrayIndex: (relation: string, entity: EntityRef) => `${prefix}${K.arrayIndex}${p(partitionOf(entity))}:${relation}:${name(entity)}`,
     /** Pending deltas of one entity (field = counter slot). */
     agg: (entity: EntityRef) => `${perPartition.aggPrefix(partitionOf(entity))}${name(entity)}`,
     /** The entity's fixed-width counters (packed, 20 bytes). */
@@ -103,7 +122,8 @@ export function createKeys(prefix: string, partitions: number) {
     /** Rebuilds of the entity in the current rate-limit window. */
     rebuildRate: (entity: EntityRef) => `${prefix}rbrate:${p(partitionOf(entity))}:${name(entity)}`,
     /** First result of an idempotent mutation, in the entity's slot so the script can reach it. */
-    idempotency: (entity: EntityRef, userId: number, key: string) => `${prefix}idem:${p(partitionOf(entity))}:${userId}:${keyDigest(key)}`,
+    idempotency: (entity: EntityRef, userId: number, key: string) =>
+      `${prefix}${IDEMPOTENCY_KINDS[0]}${p(partitionOf(entity))}:${userId}:${keyDigest(key)}`,
     /** The user's counters (packed: followings, followers, posts, likesReceived, favsReceived). */
     userCounters: (userId: number) => `${perPartition.userCountersPrefix(userPartition(userId, partitions))}${userId}`,
     /** Version of the cached user counters (rows older than it are not written). */
@@ -117,7 +137,18 @@ export function createKeys(prefix: string, partitions: number) {
     /** Epoch ms: every change acknowledged before it is in the user counters. */
     usersAsOf: () => `${prefix}uasof`,
     /** Which request a user's idempotency key was first used for (in the user's slot). */
-    idempotencyClaim: (userId: number, key: string) => `${prefix}idemu:${u(userPartition(userId, partitions))}:${userId}:${keyDigest(key)}`,
+    idempotencyClaim: (userId: number, key: string) =>
+      `${prefix}${IDEMPOTENCY_KINDS[1]}${u(userPartition(userId, partitions))}:${userId}:${keyDigest(key)}`,
+    /** Every idempotency record of a user, of both kinds: a SCAN pattern, and the exact test of what it matches. */
+    idempotencyRecordsOf: (userId: number) => ({
+      match: `${prefix}idem*:${userId}:*`,
+      isOne: (key: string) =>
+        IDEMPOTENCY_KINDS.some((kind) => {
+          if (!key.startsWith(prefix + kind)) return false;
+          const [tag, user, digest, ...rest] = key.slice(prefix.length + kind.length).split(':');
+          return tag?.startsWith('{') && user === String(userId) && digest !== undefined && rest.length === 0;
+        }),
+    }),
     // The automatic persisted query store (src/graphql/persistedQueries.ts): one hash tag, so
     // its script reaches all three on a Cluster.
     /** Documents by Apollo's cache key for them ("apq:<sha256>"). */

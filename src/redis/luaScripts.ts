@@ -1,17 +1,26 @@
-// Loads lua/<name>-<keys>.lua once, inlines `--- @include "includes/x"` lines, and registers
-// each script on a connection with defineCommand (EVALSHA, falling back to EVAL). The typed
-// calls are in src/redis/scripts.ts.
+// Loads lua/<name>-<keys>.lua once, inlines `--- @include "includes/x"` lines (and the
+// generated includes/keyNames), and registers each script on a connection with defineCommand
+// (EVALSHA, falling back to EVAL). The typed calls are in src/redis/scripts.ts.
 import { readdirSync, readFileSync } from 'node:fs';
 import type { Cluster, Redis } from 'ioredis';
 import { projectPath } from '../paths.js';
+import { LUA_KEY_NAMES } from './keys.js';
 
 const LUA_DIR = projectPath('lua');
 const INCLUDE = /^--- @include "([\w/]+)"\s*$/gm;
+
+/** `includes/keyNames`: the key kinds scripts name themselves, spelled by src/redis/keys.ts. */
+const KEY_NAMES_INCLUDE = 'includes/keyNames';
+const keyNamesLua = () =>
+  `local KEY = { ${Object.entries(LUA_KEY_NAMES)
+    .map(([kind, spelling]) => `${kind} = '${spelling}'`)
+    .join(', ')} }\n`;
 
 function expand(source: string, seen = new Set<string>()): string {
   return source.replace(INCLUDE, (_, name: string) => {
     if (seen.has(name)) return '';
     seen.add(name);
+    if (name === KEY_NAMES_INCLUDE) return keyNamesLua();
     return expand(readFileSync(`${LUA_DIR}/${name}.lua`, 'utf8'), seen);
   });
 }

@@ -15,7 +15,7 @@ import type { ErasureQueries, OwnFactCursor } from '../db/erasureQueries.js';
 import type { ErasureProgress, ErasureStore } from '../db/erasures.js';
 import { type EntityType, isEntityType, USER } from '../domain/entities.js';
 import { FOLLOW, relationNamed } from '../domain/relations.js';
-import { comparePositions } from '../events/types.js';
+import { createPersistedMarks } from '../events/caughtUp.js';
 import type { Logger } from '../log.js';
 import { isCluster, type RedisClient } from '../redis/client.js';
 import type { Keys } from '../redis/keys.js';
@@ -61,22 +61,7 @@ const IN_FLIGHT_MS = 1000;
 
 export function createEraser(deps: EraserDeps) {
   const { keys, redis } = deps;
-
-  /** Every partition's newest outbox entry now: what the persister must pass. */
-  async function outboxEnds(): Promise<string[]> {
-    return Promise.all(
-      Array.from({ length: keys.partitions }, async (_, p) => {
-        const [last] = (await redis.xrevrange(keys.outbox(p), '+', '-', 'COUNT', 1)) as [string, string[]][];
-        return last?.[0] ?? '0-0';
-      }),
-    );
-  }
-
-  /** Whether the fact persister has written every event up to `ends`. */
-  async function persistedUpTo(ends: readonly string[]): Promise<boolean> {
-    const persisted = await Promise.all(ends.map((_, p) => redis.get(keys.persisted(p))));
-    return ends.every((end, p) => end === '0-0' || comparePositions(persisted[p] ?? '0-0', end) >= 0);
-  }
+  const persisted = createPersistedMarks(redis, keys);
 
   async function somethingLeft(userId: number): Promise<boolean> {
     const left = await deps.queries.remaining(userId);
@@ -142,9 +127,9 @@ export function createEraser(deps: EraserDeps) {
       await redis.del(keys.userCounters(userId), keys.userCountersVersion(userId));
       return -1;
     }
-    const patterns = [`${keys.prefix}idem:*:${userId}:*`, `${keys.prefix}idemu:*:${userId}:*`];
-    const [nextCursor, found] = await node.scan(cursor, 'MATCH', `${keys.prefix}idem*:${userId}:*`, 'COUNT', SCAN_COUNT);
-    const mine = found.filter((key) => patterns.some((p) => new RegExp(`^${p.replaceAll('*', '[^:]*')}`).test(key)));
+    const records = keys.idempotencyRecordsOf(userId);
+    const [nextCursor, found] = await node.scan(cursor, 'MATCH', records.match, 'COUNT', SCAN_COUNT);
+    const mine = found.filter(records.isOne);
     for (const key of mine) await redis.del(key);
     progress.after = nextCursor === '0' ? `${Number(nodeIndex) + 1}:0` : `${nodeIndex}:${nextCursor}`;
     return mine.length;
@@ -170,8 +155,8 @@ export function createEraser(deps: EraserDeps) {
             waiting = true;
             break;
           }
-          progress.settleAt ??= await outboxEnds();
-          if (await persistedUpTo(progress.settleAt)) {
+          progress.settleAt ??= await persisted.now();
+          if (await persisted.passed(progress.settleAt)) {
             phaseOver = true;
             progress.settleAt = undefined;
           } else waiting = true;

@@ -1,21 +1,15 @@
 // Waiting for the asynchronous parts of a running test app to catch up.
 
+import { caughtUpEverywhere } from '../../src/events/caughtUp.js';
 import { PERSISTER_GROUP } from '../../src/events/groups.js';
+import { outboxLag } from '../../src/events/redisStreams.js';
 import type { RedisClient } from '../../src/redis/client.js';
-import { callOnKey } from '../../src/redis/keyedCommand.js';
 import type { TestApp } from './app.js';
 import { waitUntil } from './wait.js';
 
 /** Whether the fact persister has written every outbox event to PostgreSQL. */
 export async function persisterCaughtUp(t: TestApp, redis: RedisClient = t.app.redis): Promise<boolean> {
-  for (let p = 0; p < t.app.keys.partitions; p++) {
-    const stream = t.app.keys.outbox(p);
-    if ((await redis.exists(stream)) === 0) continue;
-    const groups = (await callOnKey(redis, stream, 'XINFO', 'GROUPS', stream)) as unknown[][];
-    const group = groups.find((g) => g[1] === PERSISTER_GROUP);
-    if (group?.[group.indexOf('pending') + 1] !== 0 || group[group.indexOf('lag') + 1] !== 0) return false;
-  }
-  return true;
+  return caughtUpEverywhere(await outboxLag(redis, t.app.keys), PERSISTER_GROUP);
 }
 
 /** Waits until lists and user counters (which follow PostgreSQL) include every write so far. */
