@@ -93,7 +93,7 @@ export interface Config {
   jobLockMs: number;
   /** Hold on one entity while a worker rebuilds its counters. */
   rebuildLockMs: number;
-  /** How often reconciliation compares counters, bitmaps and PostgreSQL. */
+  /** How often reconciliation compares counters, relation sets and PostgreSQL. */
   reconcileIntervalMs: number;
   /** Random posts reconciliation checks each run, besides the recently active ones. */
   reconcileSample: number;

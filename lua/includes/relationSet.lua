@@ -8,7 +8,7 @@
 --     layout of schema v1, where every chunk was a bitmap: such data reads as it is). A chunk
 --     is promoted from its block once its bitmap (up to its highest bit) plus a key is smaller.
 -- Blocks and the block index are packed id lists (below): a reader fetches every relation's
--- block 0 and block index with one MGET and usually needs nothing else.
+-- block 0 and block index with one MGET, then one SISMEMBER of the chunk index per relation.
 -- Readers and writers go through these functions only, inside one script: always atomic.
 -- Bitmaps never demote: a chunk that drops back to a few ids keeps at most one plain bitmap.
 local CHUNK_IDS = 32768

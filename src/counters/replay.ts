@@ -1,7 +1,7 @@
 // Replay (`npm run replay`): recomputes every entity's counters from the event log's history
 // into a fresh set of keys, then switches each entity to them atomically (see
 // lua/switchReplayedCounters-4.lua) while the service keeps running. For when counters are
-// known to be corrupt and the bitmaps cannot be trusted either; it needs the log's whole
+// known to be corrupt and the relation sets cannot be trusted either; it needs the log's whole
 // history, so it refuses when events were ever trimmed (use rebuild or recovery then).
 import { USER } from '../domain/entities.js';
 import { comparePositions, type EventLog, type LogEntry } from '../events/types.js';

@@ -1,4 +1,4 @@
-// The event log port. Adapters (Redis Streams now, Kafka later) deliver ordered batches per
+// The event log port. Adapters (Redis Streams, Kafka) deliver ordered batches per
 // partition, at least once; a batch is acknowledged only after its handler resolved, so
 // handlers must be idempotent (the aggregator records applied positions for that).
 import type { EntityType } from '../domain/entities.js';

@@ -1,4 +1,4 @@
-// Rebuild jobs on BullMQ: a post's counters from its bitmaps, a user's from PostgreSQL. The job id is derived from the entity, so concurrent requests for
+// Rebuild jobs on BullMQ: a post's counters from its relation sets, a user's from PostgreSQL. The job id is derived from the entity, so concurrent requests for
 // one entity collapse into one job. A job that finds the entity locked or its rate limit
 // used up waits (delayed) instead of failing; a job that fails is retried with exponential
 // backoff from 500 ms to 30 s. A worker that dies mid-job leaves a stalled job that BullMQ
