@@ -116,12 +116,12 @@ export function createMetrics(sources: MetricSources) {
     }),
     reconciledEntities: new Counter({
       name: 'tally_reconcile_checked_total',
-      help: 'Entities reconciliation compared across counters, bitmaps and PostgreSQL',
+      help: 'Entities reconciliation compared across counters, relation sets and PostgreSQL',
       registers: [registry],
     }),
     drift: new Counter({
       name: 'tally_reconcile_drift_total',
-      help: 'Entities reconciliation found out of step: counters (packed vs bitmaps) or facts (bitmaps vs PostgreSQL)',
+      help: 'Entities reconciliation found out of step: counters (packed vs relation sets) or facts (relation sets vs PostgreSQL)',
       labelNames: ['kind'] as const,
       registers: [registry],
     }),

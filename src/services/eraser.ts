@@ -1,14 +1,19 @@
-// Erasing an account, as bounded batches (run by the erasure jobs, src/jobs/erasureJobs.ts):
-// 1. delete their posts as deletePost does, a batch at a time (first: they vanish at once);
-// 2. wait until the fact persister has written every event from before then, so
-//    PostgreSQL holds all of the user's facts;
-// 3. set every like, favourite and follow they have inactive, and every follow of them,
-//    through the relation store, the path a mutation takes: each change emits its event, so
-//    every post and user counter moves by exactly the right amount, once (a fact already
-//    inactive changes nothing, so a batch run twice after a crash decrements nothing twice);
-// 4. wait until the persister has written those changes;
-// 5. delete their rows: facts by them and about them, posts, counters, the user; then their
-//    cached counters and idempotency records in Redis.
+// Erasing an account, as bounded batches (run by the erasure jobs, src/jobs/erasureJobs.ts),
+// one phase after another (ERASURE_PHASES; docs/design.md has the table):
+//   posts           delete their posts as deletePost does (first: they vanish at once);
+//   settle          wait until the fact persister has written every event from before then,
+//                   so PostgreSQL holds all of the user's facts;
+//   facts           set every like, favourite and follow of theirs inactive through the
+//                   relation store, the path a mutation takes: each change emits its event, so
+//                   every count moves by exactly the right amount, once (a fact already
+//                   inactive changes nothing, so a batch run twice decrements nothing twice);
+//   followers       the same for every follow of them;
+//   settle-changes  wait until every process refuses them and the persister has written
+//                   those changes; anything left (a change accepted meanwhile) goes back to
+//                   `facts`;
+//   rows            delete their rows: facts by and about them, posts, counters, the user;
+//   redis           delete their cached counters and idempotency records in Redis;
+//   done.
 // Each batch saves where it got to; the erasure list keeps the user id after all of it.
 import type { UserCounters } from '../counters/userCounters.js';
 import type { ErasureQueries, OwnFactCursor } from '../db/erasureQueries.js';
