@@ -1,7 +1,8 @@
 // Reconciliation: checks recently active posts plus a random sample, comparing their packed
 // counters with the relation sets and the relation sets with PostgreSQL. Counter drift is
-// repaired through the rebuild job; fact drift (Redis and PostgreSQL disagree on who liked what) is reported:
-// which side is right is an operator's call (`npm run recover` makes Redis follow PostgreSQL).
+// repaired through the rebuild job; fact drift (Redis and PostgreSQL disagree on who liked
+// what) is reported: which side is right is an operator's call (`npm run recover` makes Redis
+// follow PostgreSQL).
 
 import type { FactStore } from '../db/facts.js';
 import type { PostStore } from '../db/posts.js';
