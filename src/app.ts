@@ -8,7 +8,7 @@ import type { DbOptions } from './db/client.js';
 import { createApollo } from './graphql/apollo.js';
 import { createContextFactory } from './graphql/context.js';
 import { createDocumentCaches } from './graphql/documentCache.js';
-import { documentLimits } from './graphql/limits.js';
+import { createDocumentLimits } from './graphql/limits.js';
 import { createPersistedQueryStore } from './graphql/persistedQueries.js';
 import { createSchema } from './graphql/schema.js';
 import { createMetricsServer } from './http/metricsEndpoint.js';
@@ -55,9 +55,16 @@ export function createApp(config: Config, options: AppOptions = {}) {
   const workers = runsWorkers ? createWorkers(openParts(config, { name: 'tally-worker', logger }), metrics) : null;
 
   const schema = createSchema();
-  const limits = documentLimits(config);
+  const limits = createDocumentLimits(schema, config.limits);
   const documentCaches = createDocumentCaches(schema, config);
-  const apollo = createApollo(config, logger, schema, documentCaches, createPersistedQueryStore(redis, keys, config.persistedQueries));
+  const apollo = createApollo(
+    config,
+    logger,
+    schema,
+    documentCaches,
+    createPersistedQueryStore(redis, keys, config.persistedQueries),
+    limits,
+  );
   let draining = false;
   const readiness = async () => {
     // An API process that cannot hear deletions and erasures must not take traffic.
@@ -74,6 +81,7 @@ export function createApp(config: Config, options: AppOptions = {}) {
     metrics,
     metricsPath: config.metricsEndpoint.port === null ? config.metricsEndpoint.path : null,
     limits: config.limits,
+    documentLimits: limits,
     connections: config.http,
     trustProxyHops: config.trustProxyHops,
     logger,
@@ -102,8 +110,7 @@ export function createApp(config: Config, options: AppOptions = {}) {
         }),
         sockets: createSocketLeases({ redis, keys, processId: config.memberId, logger }),
         settings: config.websocket,
-        validationRules: limits.validationRules,
-        limits: config.limits,
+        documentLimits: limits,
         production: config.nodeEnv === 'production',
         trustProxyHops: config.trustProxyHops,
         metrics,

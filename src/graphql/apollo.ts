@@ -13,7 +13,7 @@ import { formatError } from '../errors.js';
 import type { GraphQLContext } from './context.js';
 import type { DocumentCaches } from './documentCache.js';
 import { erasedTokenPlugin } from './erasedToken.js';
-import { documentLimits, queryLimitsPlugin } from './limits.js';
+import type { DocumentLimits } from './limits.js';
 import { noSubscriptionsOverHttpPlugin } from './noSubscriptionsOverHttp.js';
 import { requestOutcomePlugin } from './requestOutcome.js';
 
@@ -23,9 +23,9 @@ export function createApollo(
   schema: GraphQLSchema,
   caches: DocumentCaches,
   persistedQueryStore: KeyValueCache<string>,
+  limits: DocumentLimits,
 ) {
   const production = config.nodeEnv === 'production';
-  const limits = documentLimits(config);
   return new ApolloServer<GraphQLContext>({
     ...(caches.jit ? { gateway: caches.jit.gateway } : { schema }),
     documentStore: caches.documentStore,
@@ -44,7 +44,7 @@ export function createApollo(
     plugins: [
       requestOutcomePlugin(schema),
       noSubscriptionsOverHttpPlugin(),
-      queryLimitsPlugin(schema, config.limits),
+      limits.plugin,
       erasedTokenPlugin(),
       // GraphiQL is served by Tally itself (src/http/), with no CDN.
       ApolloServerPluginLandingPageDisabled(),

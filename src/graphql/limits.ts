@@ -10,31 +10,50 @@
 // name them.
 import type { ApolloServerPlugin, GraphQLRequestListener } from '@apollo/server';
 import { ApolloArmor } from '@escape.tech/graphql-armor';
-import type { GraphQLSchema, ParseOptions } from 'graphql';
+import {
+  type DocumentNode,
+  GraphQLError,
+  type GraphQLSchema,
+  getOperationAST,
+  type OperationDefinitionNode,
+  type ParseOptions,
+  parse,
+  specifiedRules,
+  type ValidationRule,
+  validate,
+} from 'graphql';
 import type { Config } from '../config.js';
-import { badInput } from '../errors.js';
+import { badInput, ErrorCode } from '../errors.js';
 import type { GraphQLContext } from './context.js';
-import { operationCost } from './cost.js';
+import { type CostedRequest, operationCost } from './cost.js';
 
 export const MAX_DIRECTIVES = 50;
 
 /** A refusal of the whole request, before anything ran: HTTP 400. */
 const refused = (message: string) => badInput(message, { http: { status: 400 } });
 
-export const tooLarge = (bytes: number, max: number) => refused(`the document has ${bytes} bytes; at most ${max} (MAX_QUERY_BYTES)`);
-
-/** The document's size in bytes when it is over the limit, else null. */
-export function oversizedDocument(query: unknown, maxBytes: number): number | null {
+/** A document's own size in bytes when it is over `maxBytes`, else null (cheap for small ones). */
+function oversizedDocument(query: unknown, maxBytes: number): number | null {
   if (typeof query !== 'string' || query.length <= maxBytes / 3) return null; // at most 3 UTF-8 bytes a UTF-16 unit
   const bytes = Buffer.byteLength(query);
   return bytes > maxBytes ? bytes : null;
 }
 
-export const tooCostly = (cost: number, max: number) =>
-  refused(`Query Cost limit of ${max} exceeded, found ${Math.ceil(cost)} (MAX_QUERY_COST, with the variables sent)`);
+/** A parse or validation error as the client's input (graphql-js gives them no code). */
+export const asInput = (error: GraphQLError) =>
+  new GraphQLError(error.message, {
+    nodes: error.nodes,
+    source: error.source,
+    positions: error.positions,
+    extensions: { code: ErrorCode.BAD_USER_INPUT },
+  });
 
-export function documentLimits(config: Config) {
-  const { limits } = config;
+/**
+ * The document limits, built once per process and shared by every transport: Apollo takes the
+ * parse options, validation rules and cost plugin (HTTP, whose server checks the size before
+ * Apollo hashes or parses anything); the WebSocket endpoint, which has no Apollo, runs `check`.
+ */
+export function createDocumentLimits(schema: GraphQLSchema, limits: Config['limits']) {
   const exposeLimits = true;
   const armor = new ApolloArmor({
     maxDepth: { n: limits.depth, exposeLimits },
@@ -50,24 +69,68 @@ export function documentLimits(config: Config) {
     blockFieldSuggestion: { enabled: false },
   }).protect();
   const parseOptions: ParseOptions = { maxTokens: limits.tokens };
-  return { validationRules: armor.validationRules, parseOptions };
-}
+  const validationRules: ValidationRule[] = armor.validationRules;
 
-/** The cost and anonymous budget checks, for Apollo (HTTP; the size is checked before Apollo, in src/http/). */
-export function queryLimitsPlugin(schema: GraphQLSchema, limits: Config['limits']): ApolloServerPlugin<GraphQLContext> {
-  const listener: GraphQLRequestListener<GraphQLContext> = {
-    async didResolveOperation({ document, operation, request, contextValue }) {
-      if (!operation) return;
-      const cost = operationCost(schema, { document, operation, variables: request.variables });
-      if (cost === null) return; // its variables do not coerce: execution says so
-      if (cost > limits.cost) throw tooCostly(cost, limits.cost);
-      if (contextValue.viewer || contextValue.erasedViewer !== null || cost < limits.readsMinCost) return;
-      await contextValue.deps.rateLimiter.takeAll('reads', { address: contextValue.scope.client }, Math.max(1, Math.ceil(cost)));
-    },
-  };
-  return {
+  /** MAX_QUERY_BYTES: refused before anything else looks at the document. */
+  function sizeRefusal(query: unknown): GraphQLError | null {
+    const bytes = oversizedDocument(query, limits.queryBytes);
+    return bytes === null ? null : refused(`the document has ${bytes} bytes; at most ${limits.queryBytes} (MAX_QUERY_BYTES)`);
+  }
+
+  /** MAX_QUERY_COST, with the variables sent (null cost: they do not coerce, which execution reports). */
+  function costRefusal(args: CostedRequest) {
+    const cost = operationCost(schema, args);
+    if (cost === null || cost <= limits.cost) return { cost, refusal: null };
+    return {
+      cost,
+      refusal: refused(`Query Cost limit of ${limits.cost} exceeded, found ${Math.ceil(cost)} (MAX_QUERY_COST, with the variables sent)`),
+    };
+  }
+
+  /**
+   * Every limit, for a transport without Apollo: the document and its operation, or why not.
+   * `refuseOperation` is the transport's own rule on the operation (checked before its cost).
+   */
+  function check(
+    request: { query: string; operationName?: string | null; variables?: Record<string, unknown> | null },
+    refuseOperation: (operation: OperationDefinitionNode) => GraphQLError | null = () => null,
+  ): { document: DocumentNode; operation: OperationDefinitionNode } | readonly GraphQLError[] {
+    const { query, operationName, variables } = request;
+    const tooLarge = sizeRefusal(query);
+    if (tooLarge) return [tooLarge];
+    let document: DocumentNode;
+    try {
+      document = parse(query, parseOptions);
+    } catch (error) {
+      return [asInput(error as GraphQLError)];
+    }
+    const errors = validate(schema, document, [...specifiedRules, ...validationRules]);
+    if (errors.length > 0) return errors.map(asInput);
+    const operation = getOperationAST(document, operationName);
+    if (!operation) return [badInput('the document must name one operation to run (operationName)')];
+    const refusedOperation = refuseOperation(operation);
+    if (refusedOperation) return [refusedOperation];
+    const { refusal } = costRefusal({ document, operation, variables: variables ?? undefined });
+    return refusal ? [refusal] : { document, operation };
+  }
+
+  /** The cost and anonymous budget checks, for Apollo. */
+  const plugin: ApolloServerPlugin<GraphQLContext> = {
     async requestDidStart() {
       return listener;
     },
   };
+  const listener: GraphQLRequestListener<GraphQLContext> = {
+    async didResolveOperation({ document, operation, request, contextValue }) {
+      if (!operation) return;
+      const { cost, refusal } = costRefusal({ document, operation, variables: request.variables });
+      if (refusal) throw refusal;
+      if (cost === null || contextValue.viewer || contextValue.erasedViewer !== null || cost < limits.readsMinCost) return;
+      await contextValue.deps.rateLimiter.takeAll('reads', { address: contextValue.scope.client }, Math.max(1, Math.ceil(cost)));
+    },
+  };
+
+  return { parseOptions, validationRules, sizeRefusal, check, plugin };
 }
+
+export type DocumentLimits = ReturnType<typeof createDocumentLimits>;

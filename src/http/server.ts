@@ -9,7 +9,7 @@ import type { Config } from '../config.js';
 import { ErrorCode } from '../errors.js';
 import type { Apollo } from '../graphql/apollo.js';
 import type { GraphQLContext } from '../graphql/context.js';
-import { oversizedDocument, tooLarge } from '../graphql/limits.js';
+import type { DocumentLimits } from '../graphql/limits.js';
 import { clientAddress } from '../limits/clientAddress.js';
 import type { Metrics } from '../metrics.js';
 import { createRequestScope, type RequestScope, requestIdFrom } from '../requestScope.js';
@@ -18,8 +18,6 @@ import { sendMetrics } from './metricsEndpoint.js';
 
 export interface HttpLimits {
   bodyBytes: number;
-  /** A document's own size (a query in the body or the URL), before Apollo hashes or parses it. */
-  queryBytes: number;
   executionTimeoutMs: number;
 }
 
@@ -39,6 +37,8 @@ export interface HttpDeps {
   /** Where this listener serves the metrics; null when they have a listener of their own. */
   metricsPath: string | null;
   limits: HttpLimits;
+  /** A document's own size (a query in the body or the URL) is checked before Apollo hashes or parses it. */
+  documentLimits: Pick<DocumentLimits, 'sizeRefusal'>;
   connections: Config['http'];
   /** Proxies in front whose X-Forwarded-For entries name the client (src/limits/clientAddress.ts). */
   trustProxyHops: number;
@@ -162,8 +162,8 @@ async function serveGraphQL(apollo: Apollo, deps: HttpDeps, req: IncomingMessage
   try {
     const body = await parseBody(req, deps.limits.bodyBytes);
     const query = body === undefined ? new URLSearchParams(search).get('query') : (body as { query?: unknown } | null)?.query;
-    const oversized = oversizedDocument(query, deps.limits.queryBytes);
-    if (oversized !== null) throw new HttpError(400, tooLarge(oversized, deps.limits.queryBytes).message);
+    const tooLarge = deps.documentLimits.sizeRefusal(query);
+    if (tooLarge) throw new HttpError(400, tooLarge.message);
     const response = await withDeadline(
       apollo.executeHTTPGraphQLRequest({
         httpGraphQLRequest: { method: req.method ?? 'GET', headers: headerMapOf(req), search, body },
