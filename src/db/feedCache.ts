@@ -4,6 +4,7 @@
 // a new or deleted post shows up in another process's feed after at most the TTL, as counts
 // do within their 1 s freshness promise. This process forgets every page when it writes a post.
 import { LRUCache } from 'lru-cache';
+import { fetchUnlessForgotten } from './cacheFetch.js';
 import type { FeedPosition, PostModel, PostStore } from './posts.js';
 
 /** Distinct pages kept (page size × cursor); the feed's hot pages are a handful. */
@@ -21,7 +22,10 @@ export function createFeedCache(posts: PostStore, ttlMs: number) {
     async page(limit: number, after: FeedPosition | null): Promise<PostModel[]> {
       if (ttlMs === 0) return posts.feedPage(limit, after);
       const key = `${limit}:${after ? `${after.createdAt.getTime()}:${after.id}` : ''}`;
-      return (await pages.fetch(key, { context: { limit, after } }))!;
+      return fetchUnlessForgotten(
+        (status) => pages.fetch(key, { context: { limit, after }, status }),
+        () => posts.feedPage(limit, after),
+      );
     },
     /** After this process created or deleted a post: its own readers see it at once. */
     forgetAll(): void {

@@ -4,6 +4,7 @@
 // (src/services/announcements.ts); a missing post is cached briefly so ids that do not exist
 // yet are not remembered as missing for long.
 import { LRUCache } from 'lru-cache';
+import { fetchUnlessForgotten } from './cacheFetch.js';
 import type { PostModel, PostStore } from './posts.js';
 
 const MISSING_TTL_MS = 1000;
@@ -29,7 +30,8 @@ export function createPostCache(posts: PostStore, ttlMs: number) {
       if (ttlMs === 0) return (await posts.liveByIds([id]))[0] ?? null;
       // Only a known post is served stale: an id that was missing is looked up before answering.
       const known = cache.peek(id, { allowStale: true })?.post != null;
-      return (await cache.fetch(id, { allowStale: known }))?.post ?? null;
+      const read = async () => ({ post: (await posts.liveByIds([id]))[0] ?? null });
+      return (await fetchUnlessForgotten((status) => cache.fetch(id, { allowStale: known, status }), read)).post;
     },
     /** Forget a post in this process (it was deleted, here or elsewhere). */
     forget(id: number): void {

@@ -1,0 +1,19 @@
+// A cache's fetch that a forget or a clear (a deletion, a resync) cannot turn into "nothing":
+// lru-cache aborts a lookup under way when its entry is deleted, and that fetch then answers
+// undefined or throws the abort. The caller's read runs again, uncached, instead.
+
+/** What lru-cache's `status` option reports of a fetch (the part this needs). */
+export interface FetchStatus {
+  fetchAborted?: true;
+}
+
+export async function fetchUnlessForgotten<V>(fetch: (status: FetchStatus) => Promise<V | undefined>, read: () => Promise<V>): Promise<V> {
+  const status: FetchStatus = {};
+  try {
+    const value = await fetch(status);
+    if (value !== undefined) return value;
+  } catch (error) {
+    if (!status.fetchAborted) throw error;
+  }
+  return read();
+}
