@@ -1,5 +1,5 @@
 // Folds aggregated deltas into the SDS counters, partition by partition, one bounded Lua
-// call at a time (see lua/foldDirtyCounters-7.lua). Stopping between calls loses nothing:
+// call at a time (see lua/foldDirtyCounters-8.lua). Stopping between calls loses nothing:
 // the pass resumes from the `folding` set next time.
 import type { Keys } from '../redis/keys.js';
 import { createScripts, type ScriptedRedis } from '../redis/scripts.js';
