@@ -1,17 +1,14 @@
 // The README links only inside the repository (a person who clones it has nothing else), and
-// every relative link of the README and docs/ resolves: to a file that exists and, with a
-// #fragment into Markdown, to a heading it has. docs/ may cite libraries' own pages.
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+// every relative link of a Markdown page (the README, docs/, test/chaos/) resolves: to a file
+// that exists and, with a #fragment into Markdown, to a heading it has. docs/ may cite
+// libraries' own pages.
+import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { projectPath } from '../../src/paths.js';
+import { markdownPages } from '../support/docText.js';
 
-const pages = [
-  'README.md',
-  ...readdirSync(projectPath('docs'))
-    .filter((f) => f.endsWith('.md'))
-    .map((f) => `docs/${f}`),
-];
+const pages = markdownPages();
 
 /** GitHub's anchor for a heading: lower case, punctuation dropped, spaces to hyphens. */
 const anchorOf = (heading: string) =>
