@@ -14,6 +14,7 @@
 import http from 'node:http';
 import { performance } from 'node:perf_hooks';
 import WebSocket from 'ws';
+import { httpPost } from './httpPost.js';
 
 /** Sockets connecting at once (connect, init, ack, subscribe), per process. */
 const OPEN_CONCURRENCY = 200;
@@ -208,7 +209,9 @@ function startPolling(url: string, query: string, specs: SocketSpec[], intervalM
     while (!stopped) {
       const sentAt = Date.now();
       try {
-        const text = await post(`${url}/graphql`, agent, body);
+        // A poll the API does not answer in time fails (and the poller goes on), so stopping never hangs.
+        const { status, text } = await httpPost(`${url}/graphql`, body, { agent, timeoutMs: POLL_TIMEOUT_MS });
+        if (status !== 200) throw new Error(`HTTP ${status}: ${text}`);
         const json = JSON.parse(text) as { data?: { posts: ({ counts: { likes: number } } | null)[] }; errors?: unknown };
         if (!json.data || json.errors) throw new Error(text);
         record.polls.push(sentAt, Date.now(), ...json.data.posts.map((p) => p?.counts.likes ?? Number.NaN));
@@ -229,29 +232,6 @@ function startPolling(url: string, query: string, specs: SocketSpec[], intervalM
       for (const agent of agents) agent.destroy();
     },
   };
-}
-
-function post(url: string, agent: http.Agent, body: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const req = http.request(
-      url,
-      { method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => {
-          const text = Buffer.concat(chunks).toString('utf8');
-          if (res.statusCode === 200) resolve(text);
-          else reject(new Error(`HTTP ${res.statusCode}: ${text}`));
-        });
-        res.on('error', reject);
-      },
-    );
-    req.on('error', reject);
-    // A poll the API does not answer in time fails (and the poller goes on), so stopping never hangs.
-    req.setTimeout(POLL_TIMEOUT_MS, () => req.destroy(new Error(`no answer within ${POLL_TIMEOUT_MS} ms`)));
-    req.end(body);
-  });
 }
 
 const commands: Record<string, (args: any) => unknown> = {

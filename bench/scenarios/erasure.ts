@@ -11,7 +11,6 @@
 // Afterwards every liked post's counts (GraphQL) must equal a recount of the facts PostgreSQL
 // holds, and nothing of the victim may be left. The seeded database is vacuumed and analyzed
 // before phase 1, as autovacuum would have done in a steady deployment.
-import { readdirSync, readFileSync } from 'node:fs';
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import { loadConfig } from '../../src/config.js';
@@ -20,9 +19,10 @@ import { type BenchEnv, tallyEnv } from '../lib/env.js';
 import { percentile } from '../lib/freshness.js';
 import { gql } from '../lib/load.js';
 import { type RequestRecord, startOpenLoop } from '../lib/openLoop.js';
-import { cpuSeconds, machineSeconds } from '../lib/procStats.js';
+import { cpuBetween, localRedisPid, readCpu } from '../lib/procStats.js';
+import { waitUntilPersisted } from '../lib/seed.js';
 import { type ServerHandle, startServer } from '../lib/servers.js';
-import { type CountCheck, checkCounts, type VictimLeft, victimLeft, waitUntilPersisted } from './erasureCheck.js';
+import { type CountCheck, checkCounts, type VictimLeft, victimLeft } from './erasureCheck.js';
 import { type ErasureWorld, seedErasureWorld, VICTIM } from './erasureSeed.js';
 
 /** The README's feed query: a page with counts, the viewer's state and the authors. */
@@ -39,22 +39,6 @@ const WINDOW_MS = 10_000;
 /** How often the erasure's row is read during phase 2 (its progress timeline). */
 const POLL_MS = 250;
 const ERASURE_TIMEOUT_MS = 60 * 60_000;
-/** USER_HZ: /proc's clock ticks per second (100 on Linux). */
-const CLOCK_TICKS = 100;
-
-export const ERASURE_METHOD =
-  'Open-loop load from the bench process over keep-alive HTTP: feed pages (feed(first: 20) with counts, myState and ' +
-  'authors, each as one of 1,000 logged-in viewers in turn) and setLikeRelation likes (each a new (user, post) pair on the ' +
-  '1,000 newest posts the victim liked, so the erasure decrements the same counters the load increments), sent at fixed ' +
-  'rates whatever the answers. Latency = request sent -> answer received (performance.now()), only right answers (HTTP 200 ' +
-  "with data; a like must answer changed: true); anything else is a failure. Achieved = right answers / the phase's sending " +
-  'time. CPU = utime + stime from /proc over the phase (first request sent to last answer), in cores: the API and worker ' +
-  'processes, Redis, every postgres process of the machine together, the machine busy. The erasure: eraseAccount with the ' +
-  "victim's token when phase 2 starts; its duration is finished_at - requested_at of its erasures row; facts undone = the " +
-  "batches' own count (progress.done.facts). Target: for the feed and the likes, p50 and p99 during the erasure at most the " +
-  'higher baseline plus the noise, noise = the difference between the two baselines or 10 % of the higher one, whichever is ' +
-  "larger; no failures during the erasure beyond the baselines'; achieved throughput within 1 % of the baselines'. Max " +
-  'latency is shown, not judged (one sample).';
 
 export interface ErasureSettings {
   /** Distinct posts the victim likes. */
@@ -148,44 +132,6 @@ export interface ErasureResults {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/**
- * CPU seconds of PostgreSQL on this machine: every postgres process's own, plus what the
- * postmaster's exited children (backends that closed) used (cutime + cstime), so a backend
- * that exits during a phase still counts.
- */
-function postgresCpuSeconds(): number {
-  let sum = 0;
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      if (!readFileSync(`/proc/${entry}/comm`, 'utf8').trim().startsWith('postgres')) continue;
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      // After the command name: utime, stime, cutime, cstime are fields 12 to 15 (0-based 11 to 14).
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      sum += (Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14])) / CLOCK_TICKS;
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return sum;
-}
-
-/** CPU seconds of this process (the load generator) so far. */
-function generatorSeconds(): number {
-  const { user, system } = process.cpuUsage();
-  return (user + system) / 1e6;
-}
-
-/** The pid of the Redis server when it runs on this machine, else null. */
-async function localRedisPid(redis: Redis): Promise<number | null> {
-  const pid = Number(/process_id:(\d+)/.exec(await redis.info('server'))?.[1]);
-  try {
-    return pid > 0 && /redis/.test(readFileSync(`/proc/${pid}/comm`, 'utf8')) ? pid : null;
-  } catch {
-    return null;
-  }
-}
-
 export function streamStats(
   records: readonly RequestRecord[],
   startedAt: number,
@@ -243,7 +189,7 @@ export async function runErasureScenario(opts: {
     servers.push(worker);
     const api = await startServer('tally', { ...serverEnv, ROLE: 'api' });
     servers.push(api);
-    const redisPid = await localRedisPid(redis);
+    const redisPid = await localRedisPid(serverEnv.REDIS_URL!);
 
     const seedStarted = Date.now();
     const world = await seedErasureWorld(serverEnv, settings.likes, log);
@@ -278,33 +224,25 @@ export async function runErasureScenario(opts: {
     }
     await runPhaseLoad(load, () => sleep(WARMUP_S * 1000));
 
-    const snapshot = () => ({
-      at: Date.now(),
-      api: cpuSeconds(api.pid),
-      worker: cpuSeconds(worker.pid),
-      redis: redisPid === null ? null : cpuSeconds(redisPid),
-      postgres: postgresCpuSeconds(),
-      machine: machineSeconds(),
-      generator: generatorSeconds(),
-    });
+    const pids = { api: api.pid, worker: worker.pid, redis: redisPid, postgres: true };
     const phase = async (
       name: ErasurePhaseResult['name'],
       until: (startedAt: number) => Promise<ErasureRun | null>,
     ): Promise<ErasurePhaseResult> => {
       await waitUntilPersisted(redis, keys);
       await sleep(2 * config.flushIntervalMs + 1000);
-      const a = snapshot();
+      const a = readCpu(pids);
       const run = await runPhaseLoad(load, until);
-      const b = snapshot();
-      const windowS = (b.at - a.at) / 1000;
+      const { windowS, ...used } = cpuBetween(a, readCpu(pids));
+      const perS = (x: number | null) => (x === null ? null : x / windowS);
       const cores: Cores = {
-        api: (b.api - a.api) / windowS,
-        worker: (b.worker - a.worker) / windowS,
-        redis: a.redis === null || b.redis === null ? null : (b.redis - a.redis) / windowS,
-        postgres: (b.postgres - a.postgres) / windowS,
-        generator: (b.generator - a.generator) / windowS,
-        machine: (b.machine.busy - a.machine.busy) / windowS,
-        steal: (b.machine.steal - a.machine.steal) / windowS,
+        api: used.api / windowS,
+        worker: used.worker / windowS,
+        redis: perS(used.redis),
+        postgres: used.postgres! / windowS,
+        generator: used.generator / windowS,
+        machine: used.machine / windowS,
+        steal: used.steal / windowS,
       };
       const result: ErasurePhaseResult = { name, windowS, feed: run.feed, like: run.like, cores, erasure: run.extra };
       if (run.extra) run.extra.byPhase = byErasurePhase(run.records, run.extra.timeline);
@@ -345,7 +283,7 @@ export async function runErasureScenario(opts: {
       },
       phases,
       checks: { before, after, victim },
-      method: ERASURE_METHOD,
+      method: 'docs/performance.md#account-erasure',
     };
   } finally {
     for (const server of servers.reverse()) await server.stop();

@@ -31,14 +31,6 @@ const ENTITY_BATCH = 20;
 const WRITE_BATCH = 2000;
 export const COUNTED_ENTITIES = 100_000;
 
-export const MEMORY_METHOD =
-  'MEMORY USAGE <key> SAMPLES 0 (value, key name and dict entry; every element sampled) summed over the keys of a layout. ' +
-  'Tally: written through createRelationStore(...).setFact (the setRelation script, as a like does), then every key ' +
-  'matching bm* or ra* (SCAN MATCH) is summed; the outbox stream is not a fact and is not counted. The other layouts are ' +
-  `built with plain commands in the same write order, ${ENTITY_BATCH} entities at a time, measured and deleted. Key names ` +
-  "are a deployment's without REDIS_KEY_PREFIX (Tally's own, and Tally-shaped names for the others), in a Redis database " +
-  'the run has to itself.';
-
 export type RelationLayout = 'tally' | 'plainBitmap' | 'set' | 'hash';
 export const RELATION_LAYOUTS: Record<RelationLayout, string> = {
   tally: 'Tally, as its setRelation script stores a relation (every bm* and ra* key)',
@@ -449,7 +441,7 @@ export async function runMemoryScenario(opts: { redisUrl: string; db: number; lo
       `  per counted entity (${COUNTED_ENTITIES.toLocaleString('en-US')}): ${entities.map((e) => `${e.layout} ${e.perEntity.toFixed(1)} B`).join(', ')}`,
     );
     return {
-      method: MEMORY_METHOD,
+      method: 'docs/performance.md#the-bench',
       db: opts.db,
       relationLayouts: RELATION_LAYOUTS,
       redis: await redisSettings(redis),
