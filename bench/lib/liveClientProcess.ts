@@ -1,9 +1,7 @@
 // Child-process entry of the live scenario's load generator: thousands of WebSocket clients
 // of Tally's live counts, or HTTP pollers of the same counts, in one process so the bench's
 // own process (which sends the likes and times their acknowledgements) stays responsive.
-// Started by bench/lib/liveClients.ts as
-//   node .bench-build/bench/lib/liveClientProcess.js   (or the .ts file through tsx)
-// and driven over IPC: { id, cmd, args } → { id, result } | { id, error }.
+// Started and driven by bench/lib/liveClients.ts (bench/lib/child.ts).
 //
 // A socket is a raw graphql-transport-ws client on `ws` (connection_init → connection_ack →
 // one subscribe of the given document, a postCountsChanged selection), not a graphql-ws
@@ -14,6 +12,7 @@
 import http from 'node:http';
 import { performance } from 'node:perf_hooks';
 import WebSocket from 'ws';
+import { serveParent } from './child.js';
 import { httpPost } from './httpPost.js';
 
 /** Sockets connecting at once (connect, init, ack, subscribe), per process. */
@@ -257,20 +256,9 @@ const commands: Record<string, (args: any) => unknown> = {
   },
 };
 
-if (process.send) {
-  // Never outlive the bench: when its IPC channel closes, drop every socket and exit.
-  process.on('disconnect', () => {
-    for (const s of sockets) s.ws.terminate();
-    process.exit(0);
-  });
-  process.on('message', async (message: { id: number; cmd: string; args?: unknown }) => {
-    try {
-      const command = commands[message.cmd];
-      if (!command) throw new Error(`unknown command ${message.cmd}`);
-      process.send?.({ id: message.id, result: await command(message.args) });
-    } catch (error) {
-      process.send?.({ id: message.id, error: String((error as Error).stack ?? error) });
-    }
-  });
-  process.send({ type: 'ready' });
-}
+// Never outlive the bench: when its IPC channel closes, drop every socket and exit.
+process.on('disconnect', () => {
+  for (const s of sockets) s.ws.terminate();
+  process.exit(0);
+});
+serveParent(commands);
