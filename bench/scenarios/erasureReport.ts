@@ -3,7 +3,8 @@
 // likes slows neither the feed nor the like path by more than noise.
 import os from 'node:os';
 import { columns } from '../lib/report.js';
-import type { ErasurePhaseResult, ErasureResults, StreamStats } from './erasure.js';
+import type { ErasurePhaseResult, ErasureResults } from './erasure.js';
+import type { StreamStats } from './erasureLoad.js';
 
 /** Noise is at least this share of the higher baseline (two baselines are a small sample). */
 const MIN_NOISE = 0.1;

@@ -2,6 +2,7 @@
 // open loop and their acknowledgements per post, latency of pushes and polls, pushes due,
 // settled counts.
 import os from 'node:os';
+import { intSetting } from '../lib/env.js';
 import { inclusionLags, percentile } from '../lib/freshness.js';
 import type { PollReport, SocketReport } from '../lib/liveClients.js';
 import { gql } from '../lib/load.js';
@@ -32,12 +33,7 @@ const SAMPLED_SOCKETS = 200;
 export type LiveSettings = ReturnType<typeof liveSettings>;
 
 export function liveSettings(env: NodeJS.ProcessEnv = process.env) {
-  const int = (name: string, fallback: number, max: number) => {
-    const raw = env[name];
-    const n = raw === undefined || raw === '' ? fallback : Number(raw);
-    if (!Number.isInteger(n) || n < 1 || n > max) throw new Error(`${name} must be an integer from 1 to ${max} (got "${raw}")`);
-    return n;
-  };
+  const int = (name: string, fallback: number, max: number) => intSetting(env, name, fallback, 1, max);
   // WS_MAX_CONNECTIONS_PER_CLIENT allows at most 100,000 sockets from one address.
   const sockets = int('BENCH_LIVE_SOCKETS', 10_000, 100_000);
   return {
