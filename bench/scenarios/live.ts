@@ -13,6 +13,7 @@ import { openSeeder, range } from '../lib/seed.js';
 import { type ServerHandle, startServer } from '../lib/servers.js';
 import {
   ANSWER_WAIT_MS,
+  apiMemory,
   type Cpu,
   coresLine,
   FIRST_LIKER,
@@ -26,7 +27,6 @@ import {
   pollLatency,
   pushesDue,
   pushLatency,
-  type Rss,
   sendLikes,
   settledCounts,
   WATCHED,
@@ -96,28 +96,7 @@ export async function runLiveScenario(opts: { env: BenchEnv; settings: LiveSetti
     const bulk = clients.slice(1);
     const redisPid = await localRedisPid(serverEnv.REDIS_URL!);
 
-    /** The API's V8 heap in use and memory outside it (buffers), after a full collection. */
-    const liveBytes = async () => {
-      const m = await api.memory();
-      if (!m.collected) throw new Error('the API was started without --expose-gc');
-      return m.heapUsed + m.external;
-    };
-    const memoryBefore = async () => {
-      await idle(api.pid);
-      return { live: await liveBytes(), rss: rssBytes(api.pid) };
-    };
-    const memoryWith = async (before: { live: number; rss: number }, count: number): Promise<(endBytes: number) => Rss> => {
-      const [live, rss] = [await liveBytes(), rssBytes(api.pid)];
-      return (endBytes) => ({
-        beforeBytes: before.rss,
-        withClientsBytes: rss,
-        endBytes,
-        perClientBytes: (rss - before.rss) / count,
-        liveBeforeBytes: before.live,
-        liveWithClientsBytes: live,
-        livePerClientBytes: (live - before.live) / count,
-      });
-    };
+    const { liveBytes, memoryBefore, memoryWith } = apiMemory(api);
     const pids = { api: api.pid, worker: worker.pid, redis: redisPid, clients: clients.map((c) => c.pid) };
     const snapshot = async () => ({ marks: await Promise.all(clients.map((c) => c.mark())), ...readCpu(pids) });
     /** API CPU seconds per like answered in the likes-only phase (its idle share included). */

@@ -7,6 +7,8 @@ import { inclusionLags, percentile } from '../lib/freshness.js';
 import type { PollReport, SocketReport } from '../lib/liveClients.js';
 import { gql } from '../lib/load.js';
 import { startOpenLoop } from '../lib/openLoop.js';
+import { idle, rssBytes } from '../lib/procStats.js';
+import type { ServerHandle } from '../lib/servers.js';
 
 export const LIVE_POSTS = 100;
 /** Posts each socket or poller watches. */
@@ -84,6 +86,33 @@ export interface LivePhase {
 export function coresLine(cpu: Cpu, windowS: number): string {
   const c = (x: number | null) => (x === null ? '-' : (x / windowS).toFixed(2));
   return `cores: API ${c(cpu.api)} (its main thread waited for a core ${c(cpu.apiWaited)} of the time), worker ${c(cpu.worker)}, Redis ${c(cpu.redis)}, load generator ${c(cpu.generator)}, machine ${c(cpu.machine)} of ${os.cpus().length} (stolen ${c(cpu.steal)})`;
+}
+
+/** The API's memory before and with its clients: RSS, and V8 heap in use + memory outside it (buffers) after a full GC. */
+export function apiMemory(api: ServerHandle) {
+  /** The API's V8 heap in use and memory outside it (buffers), after a full collection. */
+  const liveBytes = async () => {
+    const m = await api.memory();
+    if (!m.collected) throw new Error('the API was started without --expose-gc');
+    return m.heapUsed + m.external;
+  };
+  const memoryBefore = async () => {
+    await idle(api.pid);
+    return { live: await liveBytes(), rss: rssBytes(api.pid) };
+  };
+  const memoryWith = async (before: { live: number; rss: number }, count: number): Promise<(endBytes: number) => Rss> => {
+    const [live, rss] = [await liveBytes(), rssBytes(api.pid)];
+    return (endBytes) => ({
+      beforeBytes: before.rss,
+      withClientsBytes: rss,
+      endBytes,
+      perClientBytes: (rss - before.rss) / count,
+      liveBeforeBytes: before.live,
+      liveWithClientsBytes: live,
+      livePerClientBytes: (live - before.live) / count,
+    });
+  };
+  return { liveBytes, memoryBefore, memoryWith };
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
