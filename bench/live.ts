@@ -4,7 +4,7 @@
 import os from 'node:os';
 import { projectPath } from '../src/paths.js';
 import { machineInfo } from './lib/machine.js';
-import { meetsTarget, writeResults } from './lib/report.js';
+import { targetsOf, writeResults } from './lib/report.js';
 import { runStandalone } from './lib/standalone.js';
 import { liveSettings, runLiveScenario } from './scenarios/live.js';
 import { liveRatios, liveTable } from './scenarios/liveReport.js';
@@ -23,15 +23,7 @@ await runStandalone('bench:live', async (env, elapsed) => {
   await writeResults(path, {
     machine: { ...machine, loadAverageEnd: os.loadavg().map((x) => Number(x.toFixed(2))) },
     live,
-    liveTargets: liveRatios(live)
-      .filter((r) => r.target !== undefined)
-      .map((r) => ({
-        label: r.label,
-        value: Number(r.value.toFixed(3)),
-        target: r.target,
-        atMost: r.atMost ?? false,
-        met: meetsTarget(r),
-      })),
+    liveTargets: targetsOf(liveRatios(live)),
     table,
   });
   console.log(`[${elapsed()}] results written to ${path}`);

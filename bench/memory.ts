@@ -4,7 +4,7 @@
 // under "memory" in latest.json).
 import { projectPath } from '../src/paths.js';
 import { TEST_REDIS_URL } from '../test/support/env.js';
-import { writeResults } from './lib/report.js';
+import { targetsOf, writeResults } from './lib/report.js';
 import { emptyMemoryDb, memoryDb, runMemoryScenario } from './scenarios/memory.js';
 import { memoryRatios, memoryTable } from './scenarios/memoryReport.js';
 
@@ -24,12 +24,7 @@ const path = projectPath('bench/results/memory.json');
 await writeResults(path, {
   date: new Date().toISOString(),
   memory,
-  targets: memoryRatios(memory).map((r) => ({
-    label: r.label,
-    value: Number(r.value.toFixed(3)),
-    target: r.target,
-    atMost: r.atMost ?? false,
-  })),
+  targets: targetsOf(memoryRatios(memory)),
   table,
 });
 console.log(`results written to ${path}`);

@@ -13,7 +13,7 @@ import { projectPath } from '../src/paths.js';
 import { type BenchEnv, createBenchEnv, tallyEnv } from './lib/env.js';
 import { machineInfo } from './lib/machine.js';
 import { nodeBinaries } from './lib/nodeBinaries.js';
-import { formatTable, meetsTarget, type Ratio, writeResults } from './lib/report.js';
+import { formatTable, targetsOf, writeResults } from './lib/report.js';
 import { FEED_POSTS, LIKE_TARGET_POSTS, seedWorld, USERS } from './lib/seed.js';
 import { erasureSettings, runErasureScenario } from './scenarios/erasure.js';
 import { erasureCorrect, erasureTable, erasureTargets } from './scenarios/erasureReport.js';
@@ -97,17 +97,6 @@ try {
   const memoryRatioList = memoryRatios(memory);
   const liveRatioList = liveRatios(liveCounts);
   const ratios = [...feedRatioList, ...likeRatioList];
-  const targetsOf = (list: Ratio[]) =>
-    list
-      .filter((r) => r.target !== undefined)
-      .map((r) => ({
-        label: r.label,
-        value: Number(r.value.toFixed(3)),
-        target: r.target,
-        ...(r.atMost && { atMost: true }),
-        met: meetsTarget(r),
-      }));
-
   const runtimeRatioList = runtimes.length > 0 ? runtimeRatios(runtimes) : [];
   const table = [
     formatTable([...feedRows(feed.runs), ...likeRows(like.runs, like.likes)], ratios),
@@ -135,13 +124,7 @@ try {
       feedPosts: FEED_POSTS,
       likeTargetPosts: LIKE_TARGET_POSTS,
     },
-    roundTrips:
-      'Counted inside each server process on its API Redis connection and read over IPC (not from INFO, which other clients of ' +
-      "the same Redis would skew). Round trips = socket writes: Tally's app.redisRoundTrips.count (src/redis/roundTrips.ts), and " +
-      "the same tracker on the naive server's connection; the feed baselines (a) and (d) run Tally's app and report its tracker; " +
-      '(c) uses no Redis. Commands = calls of ioredis sendCommand. "alone" = 20 sequential ' +
-      'requests; "loaded" = 128 requests at full concurrency (feed) or the whole like run, where commands issued in the same ' +
-      'tick share a write.',
+    roundTrips: 'docs/performance.md#the-bench',
     feed,
     feedTargets: targetsOf(feedRatioList),
     likes: { hotPostId: like.hotPostId, users: like.likes, freshnessMethod: like.freshnessMethod, runs: like.runs },

@@ -56,3 +56,11 @@ export function tallyEnv(env: BenchEnv): Record<string, string> {
     RATE_LIMIT_CHANGES: '1000000',
   };
 }
+
+/** An integer setting from `env`: `fallback` when unset, else an integer from `min` to `max`. */
+export function intSetting(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name];
+  const n = raw === undefined || raw === '' ? fallback : Number(raw);
+  if (!Number.isInteger(n) || n < min || n > max) throw new Error(`${name} must be an integer from ${min} to ${max} (got "${raw}")`);
+  return n;
+}

@@ -1,20 +1,9 @@
 // Freshness of a counter as a client sees it: how long after a mutation's acknowledgement a
-// read of the count includes it. The bench records every acknowledgement time itself and
-// polls the count on its own connection; the k-th acknowledgement (in time order) counts as
-// included at the first poll that answered a count of k or more.
+// read of the count includes it (docs/performance.md, "The bench": hot post).
 import http from 'node:http';
+import { httpPost } from './httpPost.js';
 
 export const POLL_INTERVAL_MS = 10;
-
-export const FRESHNESS_METHOD =
-  'Each acknowledgement (a mutation answered changed: true) is timed with performance.now() in the bench process when ' +
-  'its response arrives. A poller on its own keep-alive HTTP connection reads the count the way a client does (one ' +
-  `GraphQL query at a time, a new one at most every ${POLL_INTERVAL_MS} ms) during and after the run, and times each ` +
-  'answer on arrival. Sorting acknowledgements by time, the k-th counts as included at the first poll whose count ' +
-  "(minus the count before the run) is >= k; its freshness is that poll's arrival minus the acknowledgement, floored " +
-  'at 0 (a poll can see a commit whose answer is still on its way). Poll arrival times make this an upper bound that ' +
-  "includes the read's own latency under load (pollLatency*). Acknowledgements never included before the watch " +
-  'ended count as Infinity (null in JSON).';
 
 interface Poll {
   sentAt: number;
@@ -29,34 +18,16 @@ export interface CountPoller {
   stop(): Promise<Poll[]>;
 }
 
-/** POSTs a GraphQL document over one dedicated keep-alive connection and returns `pick(data)`. */
+/** Reads `pick(data)` of a GraphQL document, over one dedicated keep-alive connection. */
 export function graphqlReader(url: string, query: string, variables: Record<string, unknown>, pick: (data: any) => number) {
   const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
   const body = JSON.stringify({ query, variables });
-  const read = () =>
-    new Promise<number>((resolve, reject) => {
-      const req = http.request(
-        `${url}/graphql`,
-        { method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } },
-        (res) => {
-          const chunks: Buffer[] = [];
-          res.on('data', (c: Buffer) => chunks.push(c));
-          res.on('end', () => {
-            const text = Buffer.concat(chunks).toString('utf8');
-            try {
-              const json = JSON.parse(text) as { data?: unknown; errors?: unknown };
-              if (res.statusCode !== 200 || json.errors) throw new Error(`count query failed (${res.statusCode}): ${text.slice(0, 300)}`);
-              resolve(pick(json.data));
-            } catch (error) {
-              reject(error);
-            }
-          });
-          res.on('error', reject);
-        },
-      );
-      req.on('error', reject);
-      req.end(body);
-    });
+  const read = async () => {
+    const { status, text } = await httpPost(`${url}/graphql`, body, { agent });
+    const json = JSON.parse(text) as { data?: unknown; errors?: unknown };
+    if (status !== 200 || json.errors) throw new Error(`count query failed (${status}): ${text.slice(0, 300)}`);
+    return pick(json.data);
+  };
   return { read, close: () => agent.destroy() };
 }
 

@@ -1,9 +1,7 @@
 // Child-process entry of the live scenario's load generator: thousands of WebSocket clients
 // of Tally's live counts, or HTTP pollers of the same counts, in one process so the bench's
 // own process (which sends the likes and times their acknowledgements) stays responsive.
-// Started by bench/lib/liveClients.ts as
-//   node .bench-build/bench/lib/liveClientProcess.js   (or the .ts file through tsx)
-// and driven over IPC: { id, cmd, args } → { id, result } | { id, error }.
+// Started and driven by bench/lib/liveClients.ts (bench/lib/child.ts).
 //
 // A socket is a raw graphql-transport-ws client on `ws` (connection_init → connection_ack →
 // one subscribe of the given document, a postCountsChanged selection), not a graphql-ws
@@ -14,6 +12,8 @@
 import http from 'node:http';
 import { performance } from 'node:perf_hooks';
 import WebSocket from 'ws';
+import { serveParent } from './child.js';
+import { httpPost } from './httpPost.js';
 
 /** Sockets connecting at once (connect, init, ack, subscribe), per process. */
 const OPEN_CONCURRENCY = 200;
@@ -208,7 +208,9 @@ function startPolling(url: string, query: string, specs: SocketSpec[], intervalM
     while (!stopped) {
       const sentAt = Date.now();
       try {
-        const text = await post(`${url}/graphql`, agent, body);
+        // A poll the API does not answer in time fails (and the poller goes on), so stopping never hangs.
+        const { status, text } = await httpPost(`${url}/graphql`, body, { agent, timeoutMs: POLL_TIMEOUT_MS });
+        if (status !== 200) throw new Error(`HTTP ${status}: ${text}`);
         const json = JSON.parse(text) as { data?: { posts: ({ counts: { likes: number } } | null)[] }; errors?: unknown };
         if (!json.data || json.errors) throw new Error(text);
         record.polls.push(sentAt, Date.now(), ...json.data.posts.map((p) => p?.counts.likes ?? Number.NaN));
@@ -229,29 +231,6 @@ function startPolling(url: string, query: string, specs: SocketSpec[], intervalM
       for (const agent of agents) agent.destroy();
     },
   };
-}
-
-function post(url: string, agent: http.Agent, body: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const req = http.request(
-      url,
-      { method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => {
-          const text = Buffer.concat(chunks).toString('utf8');
-          if (res.statusCode === 200) resolve(text);
-          else reject(new Error(`HTTP ${res.statusCode}: ${text}`));
-        });
-        res.on('error', reject);
-      },
-    );
-    req.on('error', reject);
-    // A poll the API does not answer in time fails (and the poller goes on), so stopping never hangs.
-    req.setTimeout(POLL_TIMEOUT_MS, () => req.destroy(new Error(`no answer within ${POLL_TIMEOUT_MS} ms`)));
-    req.end(body);
-  });
 }
 
 const commands: Record<string, (args: any) => unknown> = {
@@ -277,20 +256,9 @@ const commands: Record<string, (args: any) => unknown> = {
   },
 };
 
-if (process.send) {
-  // Never outlive the bench: when its IPC channel closes, drop every socket and exit.
-  process.on('disconnect', () => {
-    for (const s of sockets) s.ws.terminate();
-    process.exit(0);
-  });
-  process.on('message', async (message: { id: number; cmd: string; args?: unknown }) => {
-    try {
-      const command = commands[message.cmd];
-      if (!command) throw new Error(`unknown command ${message.cmd}`);
-      process.send?.({ id: message.id, result: await command(message.args) });
-    } catch (error) {
-      process.send?.({ id: message.id, error: String((error as Error).stack ?? error) });
-    }
-  });
-  process.send({ type: 'ready' });
-}
+// Never outlive the bench: when its IPC channel closes, drop every socket and exit.
+process.on('disconnect', () => {
+  for (const s of sockets) s.ws.terminate();
+  process.exit(0);
+});
+serveParent(commands);

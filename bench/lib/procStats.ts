@@ -1,8 +1,9 @@
-// CPU time and resident memory of a process under test, read from Linux's /proc (the whole
-// process: every thread, the main one and libuv's and V8's), and the open-files limit a
+// CPU time and resident memory of the processes under test, read from Linux's /proc (the
+// whole process: every thread, the main one and libuv's and V8's), and the open-files limit a
 // process with thousands of sockets needs.
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
+import { Redis } from 'ioredis';
 
 let ticks: number | null = null;
 /** Clock ticks per second of /proc/<pid>/stat's times (USER_HZ, 100 on Linux). */
@@ -17,13 +18,69 @@ function clockTicks(): number {
   return ticks;
 }
 
+/** utime, stime, cutime, cstime of /proc/<pid>/stat in seconds (the fields after the command name, which may hold spaces). */
+function times(pid: number | string): number[] {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  return stat
+    .slice(stat.lastIndexOf(')') + 2)
+    .split(' ')
+    .slice(11, 15)
+    .map((ticks) => Number(ticks) / clockTicks());
+}
+
 /** User + system CPU seconds the process has used so far (10 ms resolution). */
 export function cpuSeconds(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  // Fields after the command name, which is in parentheses and may hold spaces: state is
-  // field 3, utime field 14 and stime field 15 of the whole line.
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / clockTicks();
+  const [utime, stime] = times(pid);
+  return utime! + stime!;
+}
+
+/** CPU seconds of this process (the load generator) so far. */
+export function ownCpuSeconds(): number {
+  const { user, system } = process.cpuUsage();
+  return (user + system) / 1e6;
+}
+
+/**
+ * CPU seconds of every postgres process of this machine, with what the postmaster's exited
+ * children used (cutime + cstime), so a backend that closes during a window still counts.
+ */
+export function postgresCpuSeconds(): number {
+  let sum = 0;
+  for (const pid of readdirSync('/proc').filter((entry) => /^\d+$/.test(entry))) {
+    try {
+      if (readFileSync(`/proc/${pid}/comm`, 'utf8').startsWith('postgres')) sum += times(pid).reduce((a, b) => a + b, 0);
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return sum;
+}
+
+/** The pid of the Redis server at `url` when it runs on this machine, else null. */
+export async function localRedisPid(url: string): Promise<number | null> {
+  const redis = new Redis(url, { lazyConnect: true });
+  try {
+    await redis.connect();
+    const pid = Number(/process_id:(\d+)/.exec(await redis.info('server'))?.[1]);
+    return pid > 0 && readFileSync(`/proc/${pid}/comm`, 'utf8').includes('redis') ? pid : null;
+  } catch {
+    return null;
+  } finally {
+    redis.disconnect();
+  }
+}
+
+/** Resolves once the process used less than 0.1 core over a second; false after `timeoutMs`. */
+export async function idle(pid: number, timeoutMs = 120_000): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  let last = cpuSeconds(pid);
+  while (Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 1000));
+    const cpu = cpuSeconds(pid);
+    if (cpu - last < 0.1) return true;
+    last = cpu;
+  }
+  return false;
 }
 
 /**
@@ -84,4 +141,35 @@ export function withOpenFiles(command: string, args: readonly string[], files: n
     throw new Error(`a process here needs ${files} open files, above the hard limit ${hard} (ulimit -Hn); raise it and run again`);
   }
   return ['sh', ['-c', `ulimit -n ${files} && exec "$@"`, 'sh', command, ...args]];
+}
+
+/** CPU seconds of a scenario's processes now: read at both ends of a window, compared by cpuBetween. */
+export function readCpu(pids: { api: number; worker: number; redis: number | null; clients?: readonly number[]; postgres?: boolean }) {
+  return {
+    at: Date.now(),
+    api: cpuSeconds(pids.api),
+    apiWaited: mainThreadWaitSeconds(pids.api),
+    worker: cpuSeconds(pids.worker),
+    redis: pids.redis === null ? null : cpuSeconds(pids.redis),
+    postgres: pids.postgres ? postgresCpuSeconds() : null,
+    /** The load generator: this process and its client processes. */
+    generator: ownCpuSeconds() + (pids.clients ?? []).reduce((s, pid) => s + cpuSeconds(pid), 0),
+    machine: machineSeconds(),
+  };
+}
+
+/** CPU seconds spent between two readings, and the window's length. */
+export function cpuBetween(a: ReturnType<typeof readCpu>, b: ReturnType<typeof readCpu>) {
+  const both = (x: number | null, y: number | null) => (x === null || y === null ? null : y - x);
+  return {
+    windowS: (b.at - a.at) / 1000,
+    api: b.api - a.api,
+    apiWaited: b.apiWaited - a.apiWaited,
+    worker: b.worker - a.worker,
+    redis: both(a.redis, b.redis),
+    postgres: both(a.postgres, b.postgres),
+    generator: b.generator - a.generator,
+    machine: b.machine.busy - a.machine.busy,
+    steal: b.machine.steal - a.machine.steal,
+  };
 }

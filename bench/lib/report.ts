@@ -63,16 +63,28 @@ export function formatTable(rows: TableRow[], ratios: Ratio[]): string {
     r.check,
     r.vs,
   ]);
-  const widths = header.map((h, i) => Math.max(h.length, ...cells.map((c) => c[i]!.length)));
   const numeric = new Set([2, 3, 4, 5, 6, 7, 8]);
+  const table = columns(header, cells, (i) => numeric.has(i));
+  const rule = table.split('\n')[1]!;
+  return [table, rule, ...ratios.map(ratioLine)].join('\n');
+}
+
+/** Rows under a header, each column as wide as its widest cell; `right(i)` columns are right-aligned. */
+export function columns(header: string[], rows: string[][], right: (i: number) => boolean): string {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
   const line = (c: string[]) =>
     c
-      .map((v, i) => (numeric.has(i) ? v.padStart(widths[i]!) : v.padEnd(widths[i]!)))
+      .map((v, i) => (right(i) ? v.padStart(widths[i]!) : v.padEnd(widths[i]!)))
       .join('  ')
       .trimEnd();
-  const rule = widths.map((w) => '-'.repeat(w)).join('  ');
-  return [line(header), rule, ...cells.map(line), rule, ...ratios.map(ratioLine)].join('\n');
+  return [line(header), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)].join('\n');
 }
+
+/** The ratios that have a target, as the results JSON lists them. */
+export const targetsOf = (ratios: readonly Ratio[]) =>
+  ratios
+    .filter((r) => r.target !== undefined)
+    .map((r) => ({ label: r.label, value: Number(r.value.toFixed(3)), target: r.target, atMost: r.atMost ?? false, met: meetsTarget(r) }));
 
 /** One ratio as printed under a table, with its target and whether this run met it. */
 export function ratioLine(r: Ratio): string {

@@ -1,107 +1,134 @@
-// The bench's data, written through Tally's real write path (user and post stores, counter
-// initialisation, relations.set = the Lua script behind setLikeRelation) and flushed, so
-// the feed reads packed counters exactly as in production. Deterministic (seeded PRNG).
-
+// The bench's one way of writing data: Tally's own commands (src/services/commands.ts), as
+// `npm run seed` uses them (an operator's, drawing from no client's budget), and users in
+// bulk SQL. Every scenario's world is written through it. Deterministic (seeded PRNG).
 import { random, shuffled } from '../../prisma/random.js';
 import { createApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
-import type { PostRelationKind } from '../../src/domain/relations.js';
+import { comparePositions } from '../../src/events/types.js';
+import { createApi } from '../../src/process/api.js';
+import { openParts } from '../../src/process/parts.js';
+import type { RedisClient } from '../../src/redis/client.js';
+import type { Keys } from '../../src/redis/keys.js';
 
 export const USERS = 1000;
 export const FEED_POSTS = 200;
 export const LIKE_TARGET_POSTS = 20;
 export const VIEWER_ID = 1;
 
-export interface World {
-  userIds: number[];
-  /** Posts of the feed, with likes and favs; newest last (creation order). */
-  feedPostIds: number[];
-  /** Posts with no likes yet, for the like-throughput scenario (older than every feed post). */
-  likeTargetIds: number[];
-  /** A post the like scenario's warm-up requests like (also older than the feed). */
-  warmupPostId: number;
-  expected: Map<number, { likes: number; favs: number; liked: boolean; faved: boolean }>;
-  /** Bearer token of every user, from app.deps.auth.sign. */
-  tokens: Map<number, string>;
-}
-
-/** Runs `work` over `items`, `width` at a time (enough to fill the pipelines, not the pools). */
-async function inBatches<T>(items: readonly T[], width: number, work: (item: T) => Promise<unknown>) {
+/** Runs `work` over `items`, `width` at a time (enough to fill the pipelines, not to queue for long). */
+export async function inBatches<T>(items: readonly T[], width: number, work: (item: T) => Promise<unknown>) {
   for (let i = 0; i < items.length; i += width) await Promise.all(items.slice(i, i + width).map(work));
 }
 
-export async function seedWorld(env: Record<string, string>): Promise<World> {
-  // ROLE=worker: the stores plus the aggregator and flusher, no GraphQL (we call services directly).
-  const app = createApp(loadConfig({ ...env, ROLE: 'worker' }));
-  await app.start();
-  try {
-    const services = app.deps;
-    const rand = random(2026);
-    const userIds = Array.from({ length: USERS }, (_, i) => i + 1);
-    await inBatches(userIds, 50, (id) => services.users.ensure(id, `User ${id}`));
+export const range = (first: number, n: number) => Array.from({ length: n }, (_, i) => first + i);
 
-    const author = () => userIds[Math.floor(rand() * USERS)]!;
-    const createPost = async (title: string) => {
-      const { post } = await services.posts.create(author(), title, `Body of ${title}.`);
-      await services.postCounters.initialize(post.id);
-      return post;
-    };
+/**
+ * Waits until the fact persister has written every event in the outbox now (PostgreSQL holds
+ * every fact), as the eraser's settle phase does; throws after `timeoutMs`.
+ */
+export async function waitUntilPersisted(redis: RedisClient, keys: Keys, timeoutMs = 300_000): Promise<void> {
+  const partitions = range(0, keys.partitions);
+  const ends = await Promise.all(
+    partitions.map(async (p) => ((await redis.xrevrange(keys.outbox(p), '+', '-', 'COUNT', 1)) as [string, string[]][])[0]?.[0] ?? '0-0'),
+  );
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const persisted = await Promise.all(partitions.map((p) => redis.get(keys.persisted(p))));
+    if (ends.every((end, p) => end === '0-0' || comparePositions(persisted[p] ?? '0-0', end) >= 0)) return;
+    if (Date.now() > deadline) throw new Error(`the fact persister did not catch up within ${timeoutMs / 1000} s`);
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
+/** Tally's commands and what the API reads (its ApiDeps) on connections of their own; `close` when done. */
+export async function openSeeder(serverEnv: Record<string, string>) {
+  const connections = openParts(loadConfig(serverEnv), { name: 'bench-seed' });
+  const api = createApi(connections, { operator: true });
+  await connections.checkDeployment();
+  const { deps } = api;
+  return {
+    deps,
+    commands: deps.commands,
+    db: connections.db,
+    /** Users with these ids, named `${name} ${id}`. */
+    addUsers: (ids: readonly number[], name: string) =>
+      connections.db.$executeRaw`INSERT INTO users (id, name) SELECT id, ${name} || ' ' || id FROM unnest(${ids}::bigint[]) AS id`,
+    /** A post by `authorId` (counters initialised, as createPost does). */
+    post: (authorId: number, title: string) => deps.commands.posts.create(authorId, { title, body: `Body of ${title}.` }),
+    like: (userId: number, postId: number, kind: 'LIKE' | 'FAV' = 'LIKE') =>
+      deps.commands.relations.setOnPost(userId, { postId, kind, active: true }),
+    async close() {
+      api.stop();
+      await connections.close();
+    },
+  };
+}
+
+export type Seeder = Awaited<ReturnType<typeof openSeeder>>;
+
+export type World = Awaited<ReturnType<typeof seedWorld>>;
+
+/**
+ * The feed and hot-post world: USERS users, posts with long-tail likes and favs, folded into
+ * the counters (by a worker of this process) so the feed reads them as in production.
+ */
+export async function seedWorld(serverEnv: Record<string, string>) {
+  // ROLE=worker: the aggregator and flusher that fold the seed's events, no GraphQL.
+  const app = createApp(loadConfig({ ...serverEnv, ROLE: 'worker' }));
+  await app.start();
+  const seeder = await openSeeder(serverEnv);
+  try {
+    const rand = random(2026);
+    const userIds = range(1, USERS);
+    await seeder.addUsers(userIds, 'User');
+    const createPost = (title: string) => seeder.post(userIds[Math.floor(rand() * USERS)]!, title);
     const likeTargets = [];
     for (let i = 0; i < LIKE_TARGET_POSTS; i++) likeTargets.push(await createPost(`like target ${i}`));
     const warmup = await createPost('like warm-up');
     const feed = [];
     for (let i = 0; i < FEED_POSTS; i++) feed.push(await createPost(`feed post ${i}`));
 
-    // Likes follow a long tail: by popularity rank r a post has ~800/(r+1) likes, so a few
-    // posts have hundreds and most have a handful. Ranks are shuffled over the feed.
+    // A long tail: the post of popularity rank r has ~800/(r+1) likes; ranks shuffled over the feed.
     const ranks = shuffled(
       feed.map((_, i) => i),
       rand,
     );
     const others = userIds.filter((id) => id !== VIEWER_ID);
-    const sample = (k: number) => shuffled(others, rand).slice(0, k);
-
-    const writes: { userId: number; postId: number; authorId: number; kind: PostRelationKind }[] = [];
-    const expected: World['expected'] = new Map();
+    const writes: { userId: number; postId: number; kind: 'LIKE' | 'FAV' }[] = [];
+    const expected = new Map<number, { likes: number; favs: number; liked: boolean; faved: boolean }>();
     feed.forEach((post, i) => {
-      const likers = sample(Math.floor(800 / (ranks[i]! + 1)));
+      const likers = shuffled(others, rand).slice(0, Math.floor(800 / (ranks[i]! + 1)));
       const favers = likers.slice(0, Math.floor(likers.length / 4));
       const liked = rand() < 1 / 3;
       const faved = rand() < 1 / 5;
       if (liked) likers.push(VIEWER_ID);
       if (faved) favers.push(VIEWER_ID);
-      for (const userId of likers) writes.push({ userId, postId: post.id, authorId: post.authorId, kind: 'LIKE' });
-      for (const userId of favers) writes.push({ userId, postId: post.id, authorId: post.authorId, kind: 'FAV' });
+      for (const userId of likers) writes.push({ userId, postId: post.id, kind: 'LIKE' });
+      for (const userId of favers) writes.push({ userId, postId: post.id, kind: 'FAV' });
       expected.set(post.id, { likes: likers.length, favs: favers.length, liked, faved });
     });
     for (const post of [...likeTargets, warmup]) expected.set(post.id, { likes: 0, favs: 0, liked: false, faved: false });
-    await inBatches(writes, 500, (w) => services.relations.set({ ...w, active: true }));
+    await inBatches(writes, 500, (w) => seeder.like(w.userId, w.postId, w.kind));
 
-    // Flush: wait until the aggregator has consumed every event, folding each time, until the
-    // counters equal the likes written.
+    // Fold until the counters equal the likes written (the aggregator consumes meanwhile).
     const ids = [...expected.keys()];
-    const all = Array.from({ length: app.config.partitions }, (_, p) => p);
+    const all = range(0, app.config.partitions);
     const deadline = Date.now() + 60_000;
     for (;;) {
       await app.workers!.flusher.foldPartitions(all);
-      const counts = await services.postCounters.load(ids);
+      const counts = await seeder.deps.postCounters.load(ids);
       if (counts.every((c, i) => c?.likes === expected.get(ids[i]!)!.likes && c?.favs === expected.get(ids[i]!)!.favs)) break;
       if (Date.now() > deadline) throw new Error('seeded likes were not flushed into the counters within 60 s');
       await new Promise((r) => setTimeout(r, 200));
     }
 
+    // The prisma-count baseline copies its rows from the facts PostgreSQL holds.
+    await waitUntilPersisted(app.redis, app.keys);
     const tokens = new Map<number, string>();
-    await inBatches(userIds, 100, async (id) => tokens.set(id, await services.auth.sign(id)));
-
-    return {
-      userIds,
-      tokens,
-      feedPostIds: feed.map((p) => p.id),
-      likeTargetIds: likeTargets.map((p) => p.id),
-      warmupPostId: warmup.id,
-      expected,
-    };
+    await inBatches(userIds, 100, async (id) => tokens.set(id, await seeder.deps.auth.sign(id)));
+    return { userIds, tokens, likeTargetIds: likeTargets.map((p) => p.id), warmupPostId: warmup.id, expected };
   } finally {
+    await seeder.close();
     await app.stop();
   }
 }

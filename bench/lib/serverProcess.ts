@@ -1,13 +1,10 @@
-// Child-process entry: runs ONE server under test, so the load generator (in the parent)
-// never shares its event loop. Started by bench/lib/servers.ts as
-//   node [flags] .bench-build/bench/lib/serverProcess.js <kind>   (a ServerKind below; or the
-//   .ts file through tsx)
-// with its settings in the environment. Talks to the parent over IPC: it sends
-// { type: 'ready', url } and answers { id, cmd: 'redisStats' | 'flush' | 'memory' | 'stop' }.
+// Child-process entry (bench/lib/child.ts): runs ONE server under test, its kind the argument
+// and its settings the environment, so the load generator never shares its event loop.
 import { createApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
 import { startNaiveFeedServer } from '../baselines/naiveFeed.js';
 import { startPgLikeServer } from '../baselines/pgLikes.js';
+import { serveParent } from './child.js';
 import { type RedisStats, trackRedis } from './redisStats.js';
 
 export type ServerKind = 'tally' | 'apollo-default-feed' | 'naive-feed' | 'prisma-count-feed' | 'jit-feed' | 'pg-likes';
@@ -55,34 +52,23 @@ const server = await starters[kind]();
 let stopping: Promise<void> | null = null;
 const stop = () =>
   (stopping ??= server.stop().finally(() => {
-    process.disconnect?.();
+    if (process.connected) process.disconnect();
     process.exit(0);
   }));
 
 // Never outlive the parent: if it dies, the IPC channel closes.
 process.on('disconnect', () => void stop());
 
-process.on('message', async (message: { id: number; cmd: string }) => {
-  const reply = (result: unknown) => process.send?.({ id: message.id, result });
-  try {
-    switch (message.cmd) {
-      case 'redisStats':
-        return reply(server.redisStats?.() ?? null);
-      case 'flush':
-        return reply((await server.flush?.()) ?? null);
-      case 'memory': {
-        // After a full collection when Node runs with --expose-gc: what is live, not garbage.
-        const gc = (globalThis as { gc?: () => void }).gc;
-        gc?.();
-        return reply({ ...process.memoryUsage(), collected: gc !== undefined });
-      }
-      case 'stop':
-        reply(true);
-        return void stop();
-    }
-  } catch (error) {
-    process.send?.({ id: message.id, error: String(error) });
-  }
-});
-
-process.send!({ type: 'ready', url: server.url });
+serveParent(
+  {
+    redisStats: () => server.redisStats?.() ?? null,
+    flush: async () => (await server.flush?.()) ?? null,
+    memory: () => {
+      // After a full collection when Node runs with --expose-gc: what is live, not garbage.
+      const gc = (globalThis as { gc?: () => void }).gc;
+      gc?.();
+      return { ...process.memoryUsage(), collected: gc !== undefined };
+    },
+  },
+  { url: server.url },
+);

@@ -1,4 +1,4 @@
-// Tally's own services, per-request context factory (hence the same DataLoaders) and Redis
+// Tally's own ApiDeps, per-request context factory (hence the same DataLoaders) and Redis
 // counters, for the baselines that serve Tally's schema through another pipeline. The app is
 // started as a whole (ROLE=api) because `App.stop` expects a started app; its own HTTP port
 // stays idle, so the pipeline under test is the only one doing work.
@@ -12,7 +12,7 @@ export async function startTallyCore(env: NodeJS.ProcessEnv) {
   const redisStats = trackRedis(app.redis, app.redisRoundTrips);
   await app.start();
   return {
-    services: app.deps,
+    deps: app.deps,
     context: createContextFactory(app.deps),
     redisStats,
     stop: () => app.stop(),

@@ -4,7 +4,6 @@
 // holds; after it, nothing of the victim left (rows, cached counters) and the erasure DONE.
 import type { Redis } from 'ioredis';
 import type pg from 'pg';
-import { comparePositions } from '../../src/events/types.js';
 import type { Keys } from '../../src/redis/keys.js';
 import { gql } from '../lib/load.js';
 import { VICTIM } from './erasureSeed.js';
@@ -13,27 +12,6 @@ const POSTS_QUERY = 'query($ids: [ID!]!) { posts(ids: $ids) { id counts { likes 
 const USER_QUERY = 'query($id: ID!) { user(id: $id) { id counts { followers followings likesReceived } } }';
 const PAGE = 100;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/**
- * Waits until the fact persister has written every event in the outbox now (PostgreSQL holds
- * every fact), as the eraser's settle phase does; throws after `timeoutMs`.
- */
-export async function waitUntilPersisted(redis: Redis, keys: Keys, timeoutMs = 300_000): Promise<void> {
-  const partitions = Array.from({ length: keys.partitions }, (_, p) => p);
-  const ends = await Promise.all(
-    partitions.map(async (p) => {
-      const [last] = (await redis.xrevrange(keys.outbox(p), '+', '-', 'COUNT', 1)) as [string, string[]][];
-      return last?.[0] ?? '0-0';
-    }),
-  );
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const persisted = await Promise.all(partitions.map((p) => redis.get(keys.persisted(p))));
-    if (ends.every((end, p) => end === '0-0' || comparePositions(persisted[p] ?? '0-0', end) >= 0)) return;
-    if (Date.now() > deadline) throw new Error(`the fact persister did not catch up within ${timeoutMs / 1000} s`);
-    await sleep(250);
-  }
-}
 
 export interface CountCheck {
   /** Entities compared, and those whose count differed from the recount (after retries). */

@@ -2,7 +2,9 @@
 // by erasure phase, the checks) and its target from issue 16: erasing a user with 100,000
 // likes slows neither the feed nor the like path by more than noise.
 import os from 'node:os';
-import type { ErasurePhaseResult, ErasureResults, StreamStats } from './erasure.js';
+import { columns } from '../lib/report.js';
+import type { ErasurePhaseResult, ErasureResults } from './erasure.js';
+import type { StreamStats } from './erasureLoad.js';
 
 /** Noise is at least this share of the higher baseline (two baselines are a small sample). */
 const MIN_NOISE = 0.1;
@@ -89,16 +91,6 @@ export function erasureCorrect(results: ErasureResults): boolean {
   );
 }
 
-function columns(header: string[], rows: string[][]): string {
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-  const line = (c: string[]) =>
-    c
-      .map((v, i) => (i === 0 ? v.padEnd(widths[i]!) : v.padStart(widths[i]!)))
-      .join('  ')
-      .trimEnd();
-  return [line(header), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)].join('\n');
-}
-
 const streamCells = (s: StreamStats) => [
   `${perS(s.achievedPerS)}/${perS(s.offeredPerS)}`,
   ms(s.p50Ms),
@@ -148,6 +140,7 @@ export function erasureTable(results: ErasureResults): string {
       cores(x.cores.generator),
       cores(x.cores.machine),
     ]),
+    (i) => i > 0,
   );
   const byPhase = columns(
     ['load by erasure phase', 's', 'feed sent', 'p50', 'p99', 'max', 'likes sent', 'p50', 'p99', 'max'],
@@ -163,6 +156,7 @@ export function erasureTable(results: ErasureResults): string {
       ms(x.like.p99Ms),
       ms(x.like.maxMs),
     ]),
+    (i) => i > 0,
   );
   const done = Object.entries(erasure.done)
     .map(([k, v]) => `${k} ${v}`)

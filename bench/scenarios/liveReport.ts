@@ -2,7 +2,7 @@
 // poll query at full load, and polling extrapolated to the push run's client count) and its
 // targets from the issue: push latency p99 ≤ 1 s; ≥ 10,000 sockets on one API process;
 // pushes cost the server less CPU than the polling they replace.
-import { type Ratio, ratioLine, times } from '../lib/report.js';
+import { columns, type Ratio, ratioLine, times } from '../lib/report.js';
 import { LIVE_POSTS, type LivePhase, type LiveResults, POLL_INTERVAL_MS, WATCHED } from './live.js';
 
 const LATENCY_P99_TARGET_MS = 1000;
@@ -102,17 +102,6 @@ function coreList(x: LivePhase): string {
   return `worker ${c(x.cpu.worker)}, Redis ${c(x.cpu.redis)}, load generator ${c(x.cpu.generator)}, machine ${c(x.cpu.machine)} (stolen ${c(x.cpu.steal)}); the API's main thread waited for a core ${c(x.cpu.apiWaited)} of the time`;
 }
 
-function columns(header: string[], rows: string[][], numeric: Set<number>): string {
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-  const line = (c: string[]) =>
-    c
-      .map((v, i) => (numeric.has(i) ? v.padStart(widths[i]!) : v.padEnd(widths[i]!)))
-      .join('  ')
-      .trimEnd();
-  const rule = widths.map((w) => '-'.repeat(w)).join('  ');
-  return [line(header), rule, ...rows.map(line)].join('\n');
-}
-
 export function liveTable(results: LiveResults): string {
   const { likes, push, poll } = phasesOf(results);
   const { sockets: s, pollAtFullLoad: full, settings } = results;
@@ -202,7 +191,7 @@ export function liveTable(results: LiveResults): string {
       'check',
     ],
     rows,
-    new Set([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]),
+    (i) => i >= 1 && i <= 11,
   );
   const note =
     `${settings.likesPerS} likes/s on ${LIVE_POSTS} posts for ${settings.durationS} s per phase, each client watching ${WATCHED} posts. ` +

@@ -1,21 +1,20 @@
 // Scenario "memory": what one relation (a user liking a post) and one counted entity cost in
-// Redis, by MEMORY USAGE <key> SAMPLES 0 (every element counted) summed over the keys. No
-// servers: Tally's facts go through its real write path (relationStore.setFact, i.e. the
-// setRelation script); the layouts it is compared with are built directly, one after
-// another. Key names are a deployment's (no REDIS_KEY_PREFIX), so the run needs an empty Redis
-// database of its own and empties it again before returning. Fixed seeds: every run measures
-// the same data.
-
+// Redis. No servers: Tally's facts go through its real write path (the setRelation script);
+// the layouts it is compared with are built directly. Key names are a deployment's, so it
+// needs an empty Redis database of its own. Method: docs/performance.md ("The bench").
 import { Redis } from 'ioredis';
-import { random, shuffled } from '../../prisma/random.js';
+import { random } from '../../prisma/random.js';
 import { packCounters } from '../../src/counters/packedCounters.js';
 import { COUNTER_SLOTS } from '../../src/domain/counters.js';
 import { POST } from '../../src/domain/entities.js';
 import { POST_RELATIONS } from '../../src/domain/relations.js';
 import { createReadiness } from '../../src/recovery/readiness.js';
-import { createKeys, type Keys } from '../../src/redis/keys.js';
+import { createKeys } from '../../src/redis/keys.js';
 import { type ScriptedRedis, withScripts } from '../../src/redis/luaScripts.js';
 import { createRelationStore } from '../../src/relations/relationStore.js';
+import { range } from '../lib/seed.js';
+import { DATA_SETS, type DataSet } from './memoryData.js';
+import { build, inGroups, measureAndDelete, memoryOf, type Pipeline, scanKeys, unlinkAll } from './memoryRedis.js';
 
 /** One Redis server with Tally's scripts defined (SCAN walks one server). */
 type ScriptedServer = Redis & ScriptedRedis;
@@ -30,14 +29,8 @@ const ENTITY_BATCH = 20;
 /** setFact calls in flight at once (auto-pipelined). */
 const WRITE_BATCH = 2000;
 export const COUNTED_ENTITIES = 100_000;
-
-export const MEMORY_METHOD =
-  'MEMORY USAGE <key> SAMPLES 0 (value, key name and dict entry; every element sampled) summed over the keys of a layout. ' +
-  'Tally: written through createRelationStore(...).setFact (the setRelation script, as a like does), then every key ' +
-  'matching bm* or ra* (SCAN MATCH) is summed; the outbox stream is not a fact and is not counted. The other layouts are ' +
-  `built with plain commands in the same write order, ${ENTITY_BATCH} entities at a time, measured and deleted. Key names ` +
-  "are a deployment's without REDIS_KEY_PREFIX (Tally's own, and Tally-shaped names for the others), in a Redis database " +
-  'the run has to itself.';
+/** Entities per fixed-slot string. */
+const SLOTS = 1024;
 
 export type RelationLayout = 'tally' | 'plainBitmap' | 'set' | 'hash';
 export const RELATION_LAYOUTS: Record<RelationLayout, string> = {
@@ -46,22 +39,6 @@ export const RELATION_LAYOUTS: Record<RelationLayout, string> = {
   set: 'SET of user ids (SADD)',
   hash: 'HASH user id -> 1 (HSET)',
 };
-
-export interface LayoutMemory {
-  bytes: number;
-  perRelation: number;
-  /** Keys by kind (Tally: bm/bmi/ra/rai) or by encoding (OBJECT ENCODING). */
-  keys: Record<string, number>;
-}
-
-export interface RelationMemory {
-  dataSet: string;
-  description: string;
-  entities: number;
-  relations: number;
-  layouts: Record<RelationLayout, LayoutMemory>;
-}
-
 export type EntityLayout = 'packed' | 'hash5' | 'bucketHash' | 'slotString' | 'slotStringPresized';
 export const ENTITY_LAYOUTS: Record<EntityLayout, string> = {
   packed: "packed string per entity (Tally's cnt:, 20 bytes)",
@@ -70,168 +47,32 @@ export const ENTITY_LAYOUTS: Record<EntityLayout, string> = {
   slotString: 'fixed-slot string: 1,024 entities per key, SETRANGE (id % 1024) * 20',
   slotStringPresized: 'the same, each key first SET to 20,480 zero bytes (NX)',
 };
-/** Entities per fixed-slot string, and the bytes of a full one. */
-const SLOTS = 1024;
-const SLOT_STRING_BYTES = SLOTS * 20;
 
-export interface EntityMemory {
-  layout: EntityLayout;
-  description: string;
-  entities: number;
-  bytes: number;
-  perEntity: number;
-  keys: Record<string, number>;
-}
+export type MemoryResults = Awaited<ReturnType<typeof runMemoryScenario>>;
 
-export interface MemoryResults {
-  method: string;
-  /** The Redis database the run used (empty before, emptied after). */
-  db: number;
-  relationLayouts: Record<RelationLayout, string>;
-  redis: Record<string, string | null>;
-  relations: RelationMemory[];
-  entities: EntityMemory[];
-}
-
-// ---------------------------------------------------------------------------------------
-// Data sets: post id -> the user ids that like it, in the order the likes arrive.
-
-interface DataSet {
-  name: string;
-  description: string;
-  likers: Map<number, number[]>;
-}
-
-/** `count` distinct ids from `draw`, in drawing order. */
-function distinct(count: number, draw: () => number): number[] {
-  const ids = new Set<number>();
-  while (ids.size < count) ids.add(draw());
-  return [...ids];
-}
-
-function denseSet(n: number): DataSet {
-  return {
-    name: `dense ${n.toLocaleString('en-US')}`,
-    description: `users 1..${n} (one 32,768-id chunk) like one post, in random order`,
-    likers: new Map([
-      [
-        1,
-        shuffled(
-          Array.from({ length: n }, (_, i) => i + 1),
-          random(n),
-        ),
-      ],
-    ]),
-  };
-}
-
-function sparseSet(): DataSet {
-  const rand = random(100_000_000);
-  const likers = new Map<number, number[]>();
-  for (let post = 1; post <= 1000; post++)
-    likers.set(
-      post,
-      distinct(100, () => 1 + Math.floor(rand() * 1e8)),
-    );
-  return { name: 'sparse', description: '1,000 posts x 100 likers drawn uniformly among user ids 1..10^8', likers };
-}
-
-/**
- * 10,000 posts; the post of popularity rank r has max(1, round(30,000 * r^-1.1)) likes (the top
- * ones tens of thousands, the median 3). Likers among 10^7 users with skew: id = 1 + floor(10^7 u²),
- * density ∝ 1/√id, so early users (low ids) like far more than recent ones.
- */
-function longTailSet(): DataSet {
-  const rand = random(10_000_000);
-  const posts = 10_000;
-  const ranks = shuffled(
-    Array.from({ length: posts }, (_, i) => i + 1),
-    rand,
-  );
-  const likers = new Map<number, number[]>();
-  ranks.forEach((rank, i) => {
-    const count = Math.max(1, Math.round(30_000 * rank ** -1.1));
-    likers.set(
-      i + 1,
-      distinct(count, () => 1 + Math.floor(1e7 * rand() ** 2)),
-    );
-  });
-  return {
-    name: 'long tail',
-    description: '10,000 posts, likes by rank r = max(1, round(30,000 r^-1.1)); likers among 10^7 ids, density ∝ 1/√id',
-    likers,
-  };
-}
-
-// ---------------------------------------------------------------------------------------
-// Measuring.
-
+const keys = createKeys('', PARTITIONS);
 const post = (id: number) => ({ type: POST, id });
-
-async function scanKeys(redis: Redis, pattern: string): Promise<string[]> {
-  const found: string[] = [];
-  let cursor = '0';
-  do {
-    const [next, keys] = await redis.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
-    found.push(...keys);
-    cursor = next;
-  } while (cursor !== '0');
-  return found;
-}
-
-/** Runs `command` for every key, 1,000 per pipeline, and returns the replies in key order. */
-async function perKey<T>(redis: Redis, keys: readonly string[], command: (key: string) => (string | number)[]): Promise<T[]> {
-  const replies: T[] = [];
-  for (let i = 0; i < keys.length; i += 1000) {
-    const pipeline = redis.pipeline();
-    for (const key of keys.slice(i, i + 1000)) {
-      const [name, ...args] = command(key);
-      pipeline.call(name as string, ...args);
-    }
-    for (const [error, reply] of (await pipeline.exec())!) {
-      if (error) throw error;
-      replies.push(reply as T);
-    }
-  }
-  return replies;
-}
-
-const memoryOf = async (redis: Redis, keys: readonly string[]) =>
-  (await perKey<number | null>(redis, keys, (key) => ['MEMORY', 'USAGE', key, 'SAMPLES', 0])).reduce<number>((sum, b) => sum + (b ?? 0), 0);
-
-async function encodingsOf(redis: Redis, keys: readonly string[], into: Record<string, number>) {
-  for (const encoding of await perKey<string>(redis, keys, (key) => ['OBJECT', 'ENCODING', key])) {
-    into[encoding] = (into[encoding] ?? 0) + 1;
-  }
-}
-
-async function unlinkAll(redis: Redis, keys: readonly string[]) {
-  for (let i = 0; i < keys.length; i += 1000) await redis.unlink(...keys.slice(i, i + 1000));
-}
+/** Bytes and keys (by kind for Tally, by OBJECT ENCODING otherwise) of one layout on one data set. */
+type LayoutMemory = { bytes: number; perRelation: number; keys: Record<string, number> };
 
 const relationsIn = (set: DataSet) => [...set.likers.values()].reduce((n, ids) => n + ids.length, 0);
 
 /** Tally's facts, written the way a like writes them. */
 async function measureTally(redis: ScriptedServer, set: DataSet): Promise<LayoutMemory> {
-  const keys = createKeys('', PARTITIONS);
   const store = createRelationStore(redis, keys);
   await createReadiness(redis, keys).markAllReady(); // a whole deployment, as after its first start
-  const outboxes = Array.from({ length: PARTITIONS }, (_, p) => keys.outbox(p));
+  const outboxes = range(0, PARTITIONS).map((p) => keys.outbox(p));
   const writes = [...set.likers].flatMap(([id, users]) => users.map((userId) => ({ id, userId })));
   let changed = 0;
-  for (let i = 0; i < writes.length; i += WRITE_BATCH) {
+  for (const batch of inGroups(writes, WRITE_BATCH)) {
     const results = await Promise.all(
-      writes
-        .slice(i, i + WRITE_BATCH)
-        .map(({ id, userId }) => store.setFact({ userId, entity: post(id), relation: LIKE, authorId: 1, active: true })),
+      batch.map(({ id, userId }) => store.setFact({ userId, entity: post(id), relation: LIKE, authorId: 1, active: true })),
     );
     changed += results.filter((r) => r.changed).length;
-    // The events are not facts and nothing consumes them here: drop them as we go.
-    await redis.del(...outboxes);
+    await redis.del(...outboxes); // events are not facts, and nothing consumes them here
   }
   // Every like is new: anything else means the facts went somewhere this scan will not look.
   if (changed !== writes.length) throw new Error(`memory/${set.name}: Tally reported ${changed} changes for ${writes.length} new likes`);
-
   const factKeys = [...(await scanKeys(redis, 'bm*')), ...(await scanKeys(redis, 'ra*'))];
   if (factKeys.length === 0) throw new Error(`memory/${set.name}: no Tally fact keys`);
   const kinds: Record<string, number> = {};
@@ -244,141 +85,87 @@ async function measureTally(redis: ScriptedServer, set: DataSet): Promise<Layout
   return { bytes, perRelation: bytes / writes.length, keys: kinds };
 }
 
-/** A comparison layout: `write` queues one entity's commands and returns the keys it wrote. */
-type Build = (pipeline: ReturnType<Redis['pipeline']>, id: number, userIds: readonly number[]) => string[];
+/** A whole relation in one key (the SET and HASH layouts), named like Tally's keys. */
+const relationKey = (id: number) => `rel:${keys.partitionTag(keys.partitionOf(post(id)))}:${keys.relationBase(LIKE.name, post(id))}`;
 
-async function measureBuilt(redis: Redis, set: DataSet, write: Build): Promise<LayoutMemory> {
-  const entries = [...set.likers];
-  const encodings: Record<string, number> = {};
-  let bytes = 0;
-  for (let i = 0; i < entries.length; i += ENTITY_BATCH) {
-    const pipeline = redis.pipeline();
-    const written = new Set<string>();
-    for (const [id, userIds] of entries.slice(i, i + ENTITY_BATCH)) for (const key of write(pipeline, id, userIds)) written.add(key);
-    for (const [error] of (await pipeline.exec())!) if (error) throw error;
-    const keys = [...written];
-    bytes += await memoryOf(redis, keys);
-    await encodingsOf(redis, keys, encodings);
-    await unlinkAll(redis, keys);
+/** The layouts Tally is compared with: each queues one post's likes and returns the keys it wrote. */
+const COMPARED: Record<Exclude<RelationLayout, 'tally'>, (pipeline: Pipeline, entry: [number, number[]]) => string[]> = {
+  plainBitmap: (pipeline, [id, userIds]) => {
+    const written = [keys.chunkIndex(LIKE.name, post(id))];
+    for (const userId of userIds) {
+      const chunk = Math.floor(userId / CHUNK_IDS);
+      const key = keys.bitmapChunk(LIKE.name, post(id), chunk);
+      pipeline.setbit(key, userId % CHUNK_IDS, 1);
+      pipeline.sadd(written[0]!, chunk);
+      written.push(key);
+    }
+    return written;
+  },
+  set: (pipeline, [id, userIds]) => {
+    for (const group of inGroups(userIds, 1000)) pipeline.sadd(relationKey(id), ...group);
+    return [relationKey(id)];
+  },
+  hash: (pipeline, [id, userIds]) => {
+    for (const group of inGroups(userIds, 1000)) pipeline.hset(relationKey(id), ...group.flatMap((u) => [u, 1]));
+    return [relationKey(id)];
+  },
+};
+
+async function measureRelations(redis: ScriptedServer, set: DataSet) {
+  const layouts = { tally: await measureTally(redis, set) } as Record<RelationLayout, LayoutMemory>;
+  for (const [layout, write] of Object.entries(COMPARED) as [RelationLayout, (typeof COMPARED)['set']][]) {
+    const encodings: Record<string, number> = {};
+    let bytes = 0;
+    for (const batch of inGroups([...set.likers], ENTITY_BATCH))
+      bytes += await measureAndDelete(redis, await build(redis, [batch], write), encodings);
+    layouts[layout] = { bytes, perRelation: bytes / relationsIn(set), keys: encodings };
   }
-  return { bytes, perRelation: bytes / relationsIn(set), keys: encodings };
+  return { dataSet: set.name, description: set.description, entities: set.likers.size, relations: relationsIn(set), layouts };
 }
 
-/** Key of a whole relation in one key (the SET and HASH layouts), shaped like Tally's names. */
-const relationKey = (keys: Keys, id: number) =>
-  `${keys.prefix}rel:${keys.partitionTag(keys.partitionOf(post(id)))}:${keys.relationBase(LIKE.name, post(id))}`;
-
-const inGroups = <T>(items: readonly T[], size: number) =>
-  Array.from({ length: Math.ceil(items.length / size) }, (_, i) => items.slice(i * size, (i + 1) * size));
-
-function comparisonLayouts(): Record<Exclude<RelationLayout, 'tally'>, Build> {
-  const plain = createKeys('', PARTITIONS);
-  const sets = plain;
-  const hashes = plain;
-  return {
-    plainBitmap: (pipeline, id, userIds) => {
-      const written = [plain.chunkIndex(LIKE.name, post(id))];
-      for (const userId of userIds) {
-        const chunk = Math.floor(userId / CHUNK_IDS);
-        const key = plain.bitmapChunk(LIKE.name, post(id), chunk);
-        pipeline.setbit(key, userId % CHUNK_IDS, 1);
-        pipeline.sadd(written[0]!, chunk);
-        written.push(key);
-      }
-      return written;
-    },
-    set: (pipeline, id, userIds) => {
-      const key = relationKey(sets, id);
-      for (const group of inGroups(userIds, 1000)) pipeline.sadd(key, ...group);
-      return [key];
-    },
-    hash: (pipeline, id, userIds) => {
-      const key = relationKey(hashes, id);
-      for (const group of inGroups(userIds, 1000)) pipeline.hset(key, ...group.flatMap((u) => [u, 1]));
-      return [key];
-    },
-  };
-}
-
-async function measureRelations(redis: ScriptedServer, set: DataSet): Promise<RelationMemory> {
-  const layouts = comparisonLayouts();
-  return {
-    dataSet: set.name,
-    description: set.description,
-    entities: set.likers.size,
-    relations: relationsIn(set),
-    layouts: {
-      tally: await measureTally(redis, set),
-      plainBitmap: await measureBuilt(redis, set, layouts.plainBitmap),
-      set: await measureBuilt(redis, set, layouts.set),
-      hash: await measureBuilt(redis, set, layouts.hash),
-    },
-  };
-}
-
-/** One entity's five counters: plausible magnitudes (reads >> likes >> favs...). */
-function countersOf(rand: () => number): number[] {
-  const scale = [20_000, 2_000, 300, 100, 50];
-  return Array.from({ length: COUNTER_SLOTS }, (_, i) => Math.floor(scale[i]! * rand() ** 3));
-}
-
-async function measureEntities(redis: Redis): Promise<EntityMemory[]> {
+async function measureEntities(redis: Redis) {
   const rand = random(COUNTER_SLOTS);
-  const ids = Array.from({ length: COUNTED_ENTITIES }, (_, i) => i + 1);
-  const counters = ids.map(() => countersOf(rand));
-  // Each layout is written, measured and deleted before the next: they may share names.
-  const sdsKeys = createKeys('', PARTITIONS);
-  const hashKeys = sdsKeys;
-  const bucketPrefix = '';
-  const slotPrefix = '';
-  const presizedPrefix = '';
+  // Plausible magnitudes of an entity's five counters (reads >> likes >> favs...).
+  const scale = [20_000, 2_000, 300, 100, 50];
+  const counters = range(0, COUNTED_ENTITIES).map(() => range(0, COUNTER_SLOTS).map((i) => Math.floor(scale[i]! * rand() ** 3)));
+  const packedOf = (id: number) => packCounters(counters[id - 1]!);
+  const bucketKey = (id: number) => `cnt:post:${Math.floor(id / 100)}`;
+  const slotKey = (id: number) => `cnt:post:${Math.floor(id / SLOTS)}`;
+  const slot = (id: number) => (id % SLOTS) * 20;
   const presized = new Set<string>();
-
-  const layouts: Record<EntityLayout, Build> = {
+  /** Each queues one entity's counters and returns the key it wrote. */
+  const layouts: Record<EntityLayout, (pipeline: Pipeline, id: number) => string> = {
     packed: (pipeline, id) => {
-      const key = sdsKeys.counters(post(id));
-      pipeline.set(key, packCounters(counters[id - 1]!));
-      return [key];
+      pipeline.set(keys.counters(post(id)), packedOf(id));
+      return keys.counters(post(id));
     },
     hash5: (pipeline, id) => {
-      const key = hashKeys.counters(post(id));
-      pipeline.hset(key, ...counters[id - 1]!.flatMap((v, i) => [String(i), v]));
-      return [key];
+      pipeline.hset(keys.counters(post(id)), ...counters[id - 1]!.flatMap((v, i) => [String(i), v]));
+      return keys.counters(post(id));
     },
     bucketHash: (pipeline, id) => {
-      const key = `${bucketPrefix}cnt:post:${Math.floor(id / 100)}`;
-      pipeline.hset(key, id, packCounters(counters[id - 1]!));
-      return [key];
+      pipeline.hset(bucketKey(id), id, packedOf(id));
+      return bucketKey(id);
     },
     slotString: (pipeline, id) => {
-      const key = `${slotPrefix}cnt:post:${Math.floor(id / SLOTS)}`;
-      pipeline.setrange(key, (id % SLOTS) * 20, packCounters(counters[id - 1]!));
-      return [key];
+      pipeline.setrange(slotKey(id), slot(id), packedOf(id));
+      return slotKey(id);
     },
     // SETRANGE grows a string the way every append does (to twice the length asked, below
     // 1 MB); a string created at its full length by SET is allocated at that length.
     slotStringPresized: (pipeline, id) => {
-      const key = `${presizedPrefix}cnt:post:${Math.floor(id / SLOTS)}`;
-      if (!presized.has(key)) pipeline.set(key, Buffer.alloc(SLOT_STRING_BYTES), 'NX');
-      presized.add(key);
-      pipeline.setrange(key, (id % SLOTS) * 20, packCounters(counters[id - 1]!));
-      return [key];
+      if (!presized.has(slotKey(id))) pipeline.set(slotKey(id), Buffer.alloc(SLOTS * 20), 'NX');
+      presized.add(slotKey(id));
+      pipeline.setrange(slotKey(id), slot(id), packedOf(id));
+      return slotKey(id);
     },
   };
-
-  const results: EntityMemory[] = [];
-  for (const [layout, write] of Object.entries(layouts) as [EntityLayout, Build][]) {
-    const written = new Set<string>();
-    for (const group of inGroups(ids, 1000)) {
-      const pipeline = redis.pipeline();
-      for (const id of group) for (const key of write(pipeline, id, [])) written.add(key);
-      for (const [error] of (await pipeline.exec())!) if (error) throw error;
-    }
-    const keys = [...written];
-    const bytes = await memoryOf(redis, keys);
+  const ids = range(1, COUNTED_ENTITIES);
+  const results = [];
+  // Each layout is written, measured and deleted before the next: they may share names.
+  for (const [layout, write] of Object.entries(layouts) as [EntityLayout, (typeof layouts)['packed']][]) {
     const encodings: Record<string, number> = {};
-    await encodingsOf(redis, keys, encodings);
-    await unlinkAll(redis, keys);
+    const bytes = await measureAndDelete(redis, await build(redis, inGroups(ids, 1000), (p, id) => [write(p, id)]), encodings);
     results.push({
       layout,
       description: ENTITY_LAYOUTS[layout],
@@ -418,12 +205,8 @@ export async function emptyMemoryDb(redisUrl: string, db: number): Promise<void>
   }
 }
 
-/**
- * Measures every layout on every data set in Redis database `db`, which must be empty (the
- * keys are named as in a deployment, without a prefix) and is emptied again at the end;
- * logs progress with `log`.
- */
-export async function runMemoryScenario(opts: { redisUrl: string; db: number; log?: (line: string) => void }): Promise<MemoryResults> {
+/** Measures every layout on every data set in Redis database `db`, which must be empty, and empties it again. */
+export async function runMemoryScenario(opts: { redisUrl: string; db: number; log?: (line: string) => void }) {
   const log = opts.log ?? (() => {});
   const redis = withScripts(new Redis(opts.redisUrl, { db: opts.db, enableAutoPipelining: true }));
   const held = await redis.dbsize();
@@ -432,8 +215,8 @@ export async function runMemoryScenario(opts: { redisUrl: string; db: number; lo
     throw new Error(`memory: Redis database ${opts.db} holds ${held} keys; the scenario needs an empty one (BENCH_MEMORY_DB)`);
   }
   try {
-    const relations: RelationMemory[] = [];
-    for (const make of [() => denseSet(100), () => denseSet(5_000), () => denseSet(32_000), sparseSet, longTailSet]) {
+    const relations = [];
+    for (const make of DATA_SETS) {
       const set = make();
       const started = performance.now();
       const row = await measureRelations(redis, set);
@@ -449,7 +232,7 @@ export async function runMemoryScenario(opts: { redisUrl: string; db: number; lo
       `  per counted entity (${COUNTED_ENTITIES.toLocaleString('en-US')}): ${entities.map((e) => `${e.layout} ${e.perEntity.toFixed(1)} B`).join(', ')}`,
     );
     return {
-      method: MEMORY_METHOD,
+      method: 'docs/performance.md#the-bench',
       db: opts.db,
       relationLayouts: RELATION_LAYOUTS,
       redis: await redisSettings(redis),

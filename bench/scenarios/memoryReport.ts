@@ -1,7 +1,7 @@
 // The memory scenario's tables (bytes per relation, bytes per counted entity) and its targets
 // from issue 8: Tally ≤ 10 B per relation on sparse and long-tail data, and never more than
 // the plain bitmap on dense data.
-import { type Ratio, ratioLine, times } from '../lib/report.js';
+import { columns, type Ratio, ratioLine, times } from '../lib/report.js';
 import { type MemoryResults, RELATION_LAYOUTS, type RelationLayout } from './memory.js';
 
 const BYTES_PER_RELATION_TARGET = 10;
@@ -33,17 +33,6 @@ export function memoryRatios(results: MemoryResults): Ratio[] {
   return ratios;
 }
 
-function columns(header: string[], rows: string[][], numericFrom: number): string {
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-  const line = (c: string[]) =>
-    c
-      .map((v, i) => (i >= numericFrom && i < c.length - 1 ? v.padStart(widths[i]!) : v.padEnd(widths[i]!)))
-      .join('  ')
-      .trimEnd();
-  const rule = widths.map((w) => '-'.repeat(w)).join('  ');
-  return [line(header), rule, ...rows.map(line)].join('\n');
-}
-
 const keyCounts = (keys: Record<string, number>) =>
   Object.entries(keys)
     .map(([k, n]) => `${n} ${k}`)
@@ -61,13 +50,13 @@ export function memoryTable(results: MemoryResults): string {
       times(row.layouts.tally.bytes / row.layouts.plainBitmap.bytes),
       keyCounts(row.layouts.tally.keys),
     ]),
-    1,
+    (i) => i >= 1 && i < 8,
   );
   const packed = results.entities.find((e) => e.layout === 'packed')!;
   const perEntity = columns(
     [`memory per counted entity (${packed.entities.toLocaleString('en-US')} posts)`, 'B/entity', 'vs packed', 'keys'],
     results.entities.map((e) => [e.description, bytes(e.perEntity), times(e.bytes / packed.bytes), keyCounts(e.keys)]),
-    1,
+    (i) => i >= 1 && i < 3,
   );
   const note =
     `Keys named as in a deployment without REDIS_KEY_PREFIX, in Redis database ${results.db} (Redis ${results.redis.version}, ` +

@@ -1,14 +1,13 @@
 // Scenario "runtimes": Tally's feed (pages of 20 and 50 posts) served by each Node binary of
 // bench/lib/nodeBinaries.ts (Node 20 and Node 24 by default): the same compiled build, Node
 // flags, seeded data and request, so only the runtime differs. Every server runs at once and
-// the timed runs go round-robin in FEED_ROUNDS rounds, as in the feed scenario.
-import { isDeepStrictEqual } from 'node:util';
-import { combineRounds, gql, type LoadResult, runLoad } from '../lib/load.js';
+// the timed runs go round-robin (bench/scenarios/feedRounds.ts), as in the feed scenario.
+import { type LoadResult, runLoad } from '../lib/load.js';
 import type { NodeBinary } from '../lib/nodeBinaries.js';
 import { type Ratio, type TableRow, times } from '../lib/report.js';
 import { VIEWER_ID, type World } from '../lib/seed.js';
 import { type ServerHandle, startServer } from '../lib/servers.js';
-import { checkPage, FEED, FEED_CONNECTIONS, FEED_ROUNDS, type FeedEdge } from './feed.js';
+import { checkedPage, FEED, FEED_CONNECTIONS, type FeedEdge, timeInRounds } from './feedRounds.js';
 
 export const RUNTIME_PAGES = [20, 50] as const;
 
@@ -33,61 +32,27 @@ export async function runRuntimeScenario(opts: {
   const token = world.tokens.get(VIEWER_ID)!;
   const headers = { authorization: `Bearer ${token}` };
   const reference = new Map<number, FeedEdge[]>();
-  const cases: { server: ServerHandle; binary: NodeBinary; page: number; body: string; expectBody: string; rounds: LoadResult[] }[] = [];
   const servers: ServerHandle[] = [];
   try {
     for (const binary of opts.binaries) servers.push(await startServer('tally', { ...opts.serverEnv, ROLE: 'api' }, binary.path));
+    const cases = [];
     // Page by page, so the runtimes of one page are timed back to back in every round.
     for (const page of RUNTIME_PAGES) {
       for (const [i, server] of servers.entries()) {
         const binary = opts.binaries[i]!;
-        // Correct, and the same page on every runtime, before it is timed.
-        const { data, text: expectBody } = await gql<{ feed: { edges: FeedEdge[] } }>(server.url, FEED, { first: page }, token);
-        checkPage(`Tally on Node ${binary.version}`, page, data.feed.edges, world);
-        const expected = reference.get(page);
-        if (!expected) reference.set(page, data.feed.edges);
-        else if (!isDeepStrictEqual(data.feed.edges, expected))
-          throw new Error(`Node ${binary.version} and ${opts.binaries[0]!.version} answered different feed pages of ${page}`);
+        const expectBody = await checkedPage(server, `Tally on Node ${binary.version}`, page, world, token, reference);
         const body = JSON.stringify({ query: FEED, variables: { first: page } });
         // Not timed: lets V8 optimise the hot path on each runtime before the rounds.
         await runLoad({ url: server.url, connections: FEED_CONNECTIONS, durationS: opts.warmupS, body, headers });
         await server.settle();
-        cases.push({ server, binary, page, body, expectBody, rounds: [] });
+        cases.push({ server, binary, page, label: `${binary.version} ${page}`, body, expectBody, rounds: [] });
       }
     }
-    const roundS = opts.durationS / FEED_ROUNDS;
-    for (let round = 1; round <= FEED_ROUNDS; round++) {
-      // Every other round backwards: a machine that speeds up or slows down during a round
-      // then favours neither runtime.
-      for (const c of round % 2 ? cases : [...cases].reverse()) {
-        c.rounds.push(
-          await runLoad({
-            url: c.server.url,
-            connections: FEED_CONNECTIONS,
-            durationS: roundS,
-            body: c.body,
-            headers,
-            expectBody: c.expectBody,
-          }),
-        );
-        await c.server.settle();
-      }
-      console.log(
-        `  round ${round}/${FEED_ROUNDS}: ${cases.map((c) => `${c.binary.version} ${c.page} ${c.rounds.at(-1)!.rps.toFixed(0)}`).join(', ')} req/s`,
-      );
-    }
+    const timed = await timeInRounds(cases, opts.durationS, headers, true);
+    return cases.map((c, i): RuntimeRun => ({ node: c.binary.version, binary: c.binary.path, page: c.page, ...timed[i]! }));
   } finally {
     for (const server of servers) await server.stop();
   }
-  return cases.map(
-    (c): RuntimeRun => ({
-      node: c.binary.version,
-      binary: c.binary.path,
-      page: c.page,
-      load: combineRounds(c.rounds),
-      rounds: c.rounds.map((r) => Number(r.rps.toFixed(1))),
-    }),
-  );
 }
 
 /** Per page size, each runtime against the first one (the reference). */
