@@ -120,7 +120,8 @@ describe('names in the README, docs/ and source comments', () => {
 
   it('document the environment variables the tests, bench and fault suite read, and read the documented ones', () => {
     // src/config.ts's reads are settingsDocs.test.ts's; these are the others: `env.X`,
-    // `env['X']`, and names a file reads by a computed `env[name]` (`int('BENCH_X', …)`).
+    // `env['X']`, and names a file reads by a computed `env[name]` or through the bench's
+    // `intSetting` (`int('BENCH_X', …)`).
     // Not test/fixtures/ or bench/baselines/: processes a test or the bench starts, with an
     // environment it sets itself.
     const readers = sourceFiles()
@@ -128,7 +129,7 @@ describe('names in the README, docs/ and source comments', () => {
       .map(code);
     const direct = mentions(readers, /\benv\??\.([A-Z][A-Z0-9_]*)\b|\benv\[\s*'([A-Z][A-Z0-9_]*)'\s*\]/g);
     const computed = mentions(
-      readers.filter((r) => /\benv\[[a-z]\w*\]/.test(r.text)),
+      readers.filter((r) => /\benv\[[a-z]\w*\]|\bintSetting\(/.test(r.text)),
       /\b[a-z]\w*\(\s*'([A-Z][A-Z0-9]*_[A-Z0-9_]+)'/g,
     );
     const read = [...direct, ...computed];
