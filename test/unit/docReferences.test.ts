@@ -149,4 +149,11 @@ describe('names in the README, docs/ and source comments', () => {
       namedButNotInCode: unknown(inProse, (name) => words.has(name)),
     }).toEqual({ readButUndocumented: [], documentedButNeverRead: [], namedButNotInCode: [] });
   });
+
+  it("read the service's settings in src/config.ts only (where the Settings table is checked against them)", () => {
+    const readers = sourceFiles()
+      .filter((f) => f.startsWith('src/') && f.endsWith('.ts') && f !== 'src/config.ts' && !f.startsWith('src/db/generated/'))
+      .map(code);
+    expect(mentions(readers, /\bprocess\.env\b/g).map((m) => m.at)).toEqual([]);
+  });
 });
