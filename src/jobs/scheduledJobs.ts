@@ -1,6 +1,7 @@
 // Recurring work on BullMQ: a queue whose job schedulers (`upsertJobScheduler`, every N ms)
 // are the only producers, and the worker that runs them. `start` upserts the schedulers and
-// removes ones no longer wanted; `ensure` recreates any that went missing (Redis lost its data).
+// removes ones no longer wanted (or wanted at another interval); `ensure` recreates any that
+// went missing (Redis lost its data).
 import { type ConnectionOptions, Queue, Worker } from 'bullmq';
 import type { Logger } from '../log.js';
 import type { Keys } from '../redis/keys.js';
@@ -48,9 +49,11 @@ export function createScheduledJobs<T>(options: ScheduledJobsOptions<T>) {
 
   return {
     async start() {
-      const wanted = new Set(options.schedules.map((s) => s.id));
+      const wanted = new Map(options.schedules.map((s) => [s.id, s.everyMs]));
       for (const scheduler of await queue.getJobSchedulers()) {
-        if (!wanted.has(scheduler.key)) await queue.removeJobScheduler(scheduler.key);
+        // One whose interval changed starts afresh: BullMQ keeps its offset (up to the old
+        // interval), and a run that starts late then puts the next one that far ahead.
+        if (wanted.get(scheduler.key) !== scheduler.every) await queue.removeJobScheduler(scheduler.key);
       }
       for (const schedule of options.schedules) await upsert(schedule);
       if (!running) {

@@ -42,8 +42,18 @@ function open(): Promise<Connection> {
   });
 }
 
-const request = (body: string) =>
-  `POST /graphql HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
+const request = (body: string, headers = '') =>
+  `POST /graphql HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n${headers}\r\n${body}`;
+
+/** Sends a request's headers asking to continue, and waits for the server's 100 Continue: it has the request. */
+async function started(connection: Connection, body: string) {
+  connection.socket.write(request(body, 'Expect: 100-continue\r\n').slice(0, -body.length));
+  await waitFor(
+    async () => connection.received(),
+    (text) => text.includes('100 Continue'),
+    { what: "the server's 100 Continue" },
+  );
+}
 
 async function requestsByOutcome(outcome: string): Promise<number> {
   const text = await (await fetch(`${t.url}/metrics`)).text();
@@ -87,8 +97,8 @@ describe('connection limits', () => {
 
   it('refuses connections past HTTP_MAX_CONNECTIONS, and takes new ones once some close', async () => {
     const held = await Promise.all(Array.from({ length: 8 }, () => open()));
-    // Give the server a moment to count them all, then the 9th is closed at once.
-    await new Promise((r) => setTimeout(r, 50));
+    // The server accepts connections in order: once it answers the last, it counts all 8, and the 9th is closed at once.
+    await started(held.at(-1)!, '{}');
     const surplus = await open();
     expect(await surplus.closed).toBeLessThan(500);
     for (const c of held) c.socket.destroy();
@@ -106,8 +116,9 @@ describe('connection limits', () => {
   it('counts a client that leaves mid-request as aborted, not as an internal error', async () => {
     const before = await requestsByOutcome('aborted');
     const leaving = await open();
-    leaving.socket.write(request(`{"query":"{ viewer { id } }","pad":"${'x'.repeat(100)}"}`).slice(0, -50));
-    await new Promise((r) => setTimeout(r, 100));
+    const body = `{"query":"{ viewer { id } }","pad":"${'x'.repeat(100)}"}`;
+    await started(leaving, body);
+    leaving.socket.write(body.slice(0, -50));
     leaving.socket.destroy();
     await waitFor(
       () => requestsByOutcome('aborted'),

@@ -10,6 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../support/app.js';
+import { openSubscriptions } from '../support/liveClient.js';
 import { waitFor } from '../support/wait.js';
 
 const CHROMIUM = '/usr/bin/chromium';
@@ -69,10 +70,6 @@ async function launchChromium() {
   };
   return { page, requests, problems, close };
 }
-
-/** The server's open live subscriptions, from its metrics. */
-const openSubscriptions = async (url: string) =>
-  Number(/^tally_live_subscriptions (\S+)$/m.exec(await (await fetch(`${url}/metrics`)).text())?.[1]);
 
 describe('GraphiQL in a browser', () => {
   let t: TestApp;
@@ -155,8 +152,7 @@ describe('GraphiQL in a browser', () => {
       const resultJson = async () => JSON.parse(await editorValue(page, '.result-window'));
       const run = async () => {
         await page.click('.graphiql-execute-button');
-        await subscriptions(1);
-        await new Promise((r) => setTimeout(r, 200)); // the server's watch reaches Redis
+        await subscriptions(1); // counted once its SSUBSCRIBE is sent: a like from here on is pushed
       };
       const stop = async () => {
         await page.click('.graphiql-execute-button'); // while a subscription runs, the button stops it

@@ -3,7 +3,7 @@
 // the partitions its own sockets watch, so a socket on either sees the same pushes.
 import { afterAll, describe, expect, it } from 'vitest';
 import { createAuth } from '../../src/auth/jwt.js';
-import { connectLive, type LiveClient } from '../support/liveClient.js';
+import { connectLive, type LiveClient, onServer } from '../support/liveClient.js';
 import { type Spawned, startTallyProcess } from '../support/process.js';
 import { useIsolatedStores } from '../support/stores.js';
 import { waitFor } from '../support/wait.js';
@@ -46,8 +46,9 @@ describe('live counts with two API processes and a worker', () => {
       clients.push(client);
       return client.subscribe(`subscription { postCountsChanged(postIds: ["${postId}"]) { id counts { likes asOf } } }`);
     };
-    const [onA, onB] = [watch(apiA), watch(apiB)];
-    await new Promise((r) => setTimeout(r, 300));
+    const onA = await onServer(apiA, 1, () => watch(apiA));
+    const onB = await onServer(apiB, 1, () => watch(apiB));
+    const last = (s: typeof onA) => s.received.at(-1)?.data?.postCountsChanged.counts;
 
     for (let round = 0; round < 4; round++) {
       // Likes go to both API processes; the worker counts them all.
@@ -63,9 +64,15 @@ describe('live counts with two API processes and a worker', () => {
           expect(res.data.setLikeRelation.changed).toBe(true);
         }),
       );
-      await new Promise((r) => setTimeout(r, 700)); // about a flush pass between rounds
+      // A flush pass between rounds: both sockets hear this round before the next begins.
+      for (const socket of [onA, onB]) {
+        await waitFor(
+          async () => last(socket)?.likes,
+          (n) => n === 20 * (round + 1),
+          { what: `round ${round} on both processes`, timeoutMs: 10_000 },
+        );
+      }
     }
-    const last = (s: typeof onA) => s.received.at(-1)?.data?.postCountsChanged.counts;
     for (const socket of [onA, onB]) {
       await waitFor(
         async () => last(socket)?.likes,

@@ -4,13 +4,17 @@ import { startTestApp, type TestApp } from '../support/app.js';
 import { waitFor } from '../support/wait.js';
 
 let t: TestApp;
+let worker: TestApp | null = null;
 let scheduled: TestApp | null = null;
 beforeAll(async () => {
+  // The API and a worker apart, so the scheduled run below has no other worker to take it.
+  t = await startTestApp({ ROLE: 'api' });
   // The default 5-minute interval: only the runs this test starts happen while drift is planted.
-  t = await startTestApp({ RECONCILE_SAMPLE: '50' });
+  worker = await startTestApp({ ROLE: 'worker', RECONCILE_SAMPLE: '50' }, { sharing: t });
 });
 afterAll(async () => {
   await scheduled?.stop();
+  await worker?.stop();
   await t.stop();
 });
 
@@ -50,7 +54,7 @@ describe('reconciliation', () => {
         await t.gql(SET, { i: { postId: ids[2 + (n % 6)], active: n % 3 !== 0 } }, { token: tokens[n % 20] });
       }
     })();
-    const report = await t.app.workers!.reconciler.run();
+    const report = await worker!.app.workers!.reconciler.run();
     writing = false;
     await writer;
 
@@ -67,6 +71,8 @@ describe('reconciliation', () => {
     expect(repaired.data.posts[0].counts.likes).toBe(5);
 
     // A worker configured to reconcile every second runs it by itself; the metrics say what it found.
+    await worker!.stop();
+    worker = null;
     scheduled = await startTestApp({ ROLE: 'worker', RECONCILE_INTERVAL_MS: '1000' }, { sharing: t });
     const metrics = await waitFor(
       async () => (await fetch(`${scheduled!.url}/metrics`)).text(),

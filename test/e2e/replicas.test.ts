@@ -5,7 +5,7 @@
 // and keeps a looked-up post for 30 s (the default): only the announcements can make it in time.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAuth } from '../../src/auth/jwt.js';
-import { connectLive, type LiveClient } from '../support/liveClient.js';
+import { connectLive, type LiveClient, onServer } from '../support/liveClient.js';
 import { type Spawned, startTallyProcess } from '../support/process.js';
 import { useIsolatedStores } from '../support/stores.js';
 import { waitFor } from '../support/wait.js';
@@ -50,13 +50,11 @@ const LIKE = 'mutation($id: ID!) { setLikeRelation(input: { postId: $id, active:
 const POST = 'query($id: ID!) { post(id: $id) { id title body } }';
 const POST_PUSHES = 'subscription($ids: [ID!]!) { postCountsChanged(postIds: $ids) { id title body author { name } counts { likes } } }';
 
-/** An anonymous socket's subscription, given a moment to reach the server. */
-async function watch(url: string, query: string, variables: Record<string, unknown>) {
+/** An anonymous socket's subscription, once the server holds it. */
+function watch(url: string, query: string, variables: Record<string, unknown>) {
   const client = connectLive(url);
   clients.push(client);
-  const subscription = client.subscribe(query, variables);
-  await new Promise((r) => setTimeout(r, 300));
-  return subscription;
+  return onServer(url, 1, () => client.subscribe(query, variables));
 }
 
 /** Waits until `check` passes through replica B, at most IN_FORCE_MS after `since`. */
@@ -99,8 +97,7 @@ describe('two API replicas and a worker', () => {
     expect((await gql(apiB, LIKE, { id: postId }, 31)).errors).toBeUndefined();
     // B's last live subscription ends (its SUNSUBSCRIBE answers 0): announcements must still arrive.
     const passing = await watch(apiB, POST_PUSHES, { ids: [postId] });
-    passing.stop();
-    await new Promise((r) => setTimeout(r, 300));
+    await onServer(apiB, -1, () => passing.stop());
     // Then sockets on B watch the user and their post, with the author's name.
     const userPushes = await watch(
       apiB,

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../support/app.js';
+import { outboxGroups } from '../support/settle.js';
 import { waitFor } from '../support/wait.js';
 
 let api: TestApp;
@@ -27,8 +28,11 @@ describe('ROLE=api and ROLE=worker', () => {
       );
     }
     const writtenAt = Date.now();
-    await new Promise((r) => setTimeout(r, 1500));
-    // No worker: the events wait in the outbox and the counts say so (no asOf yet).
+    // No worker: the events wait in the outbox, which no consumer group reads (so nothing can
+    // count them, however long one waits), and the counts say so (no asOf yet).
+    const outboxes = await outboxGroups(api);
+    expect(outboxes.some((groups) => groups !== null)).toBe(true);
+    expect(outboxes.flatMap((groups) => groups ?? [])).toEqual([]);
     expect((await api.gql(READ, { id: postId })).data.post.counts).toEqual({ likes: 0, asOf: null });
 
     worker = await startTestApp({ ROLE: 'worker' }, { sharing: api });

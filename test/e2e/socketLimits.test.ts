@@ -13,6 +13,7 @@ import { startTestApp, type TestApp } from '../support/app.js';
 import { TEST_REDIS_URL } from '../support/env.js';
 import { connectLive, type LiveClient, wsUrl } from '../support/liveClient.js';
 import { deleteKeys, uniquePrefix } from '../support/redis.js';
+import { waitFor } from '../support/wait.js';
 
 const LIMIT = 3;
 let a: TestApp;
@@ -67,7 +68,11 @@ describe('connections per client', () => {
     expect((await open(b, await a.token(802))).code).toBeNull();
     // A socket closed on A frees a place on B.
     await held[0]!.client.dispose();
-    await new Promise((r) => setTimeout(r, 200));
+    await waitFor(
+      () => a.app.redis.zcard(a.app.keys.clientSockets('u:801')),
+      (n) => n === 2,
+      { what: 'A to give the place back' },
+    );
     expect((await open(b, token)).code).toBeNull();
   });
 
@@ -84,15 +89,14 @@ describe('connections per client', () => {
       expect(await dead.take('u:9', 2)).not.toBeNull();
       dead.close();
       expect(await alive.take('u:9', 2)).toBeNull();
-      await new Promise((r) => setTimeout(r, 700));
+      await new Promise((r) => setTimeout(r, 700)); // a lease runs out: time is what is tested
       const release = await alive.take('u:9', 2);
       expect(release).not.toBeNull();
       // Renewed while held: past several leases it still counts.
-      await new Promise((r) => setTimeout(r, 1200));
+      await new Promise((r) => setTimeout(r, 1200)); // over two leases: time is what is tested
       expect(await alive.take('u:9', 2)).not.toBeNull();
       expect(await alive.take('u:9', 2)).toBeNull();
-      release!();
-      await new Promise((r) => setTimeout(r, 50));
+      release!(); // its ZREM goes to Redis on the same connection, before the next take
       expect(await alive.take('u:9', 2)).not.toBeNull();
     } finally {
       alive.close();

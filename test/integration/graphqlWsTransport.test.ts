@@ -10,7 +10,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import WebSocket, { WebSocketServer } from 'ws';
 import { serveGraphqlWs } from '../../src/http/graphqlWsTransport.js';
 import { LiveStream } from '../../src/live/liveStream.js';
-import { waitFor } from '../support/wait.js';
+import { waitFor, waitUntil } from '../support/wait.js';
 
 const schema = makeExecutableSchema({
   typeDefs: 'type Query { ok: Boolean } type Subscription { values: Value! } type Value { id: Int! text: String! }',
@@ -57,6 +57,18 @@ async function startServer(stream: LiveStream<unknown>) {
   };
 }
 
+/** A stream for the server's subscriptions, and whether one has begun reading it. */
+function readStream() {
+  const stream = new LiveStream<unknown>({ stallMs: 60_000, onStall: () => {}, onEnd: () => {} });
+  let reading = false;
+  const next = stream.next.bind(stream);
+  stream.next = () => {
+    reading = true;
+    return next();
+  };
+  return { stream, reading: async () => reading };
+}
+
 async function subscribed(url: string) {
   const socket = new WebSocket(url, 'graphql-transport-ws');
   await new Promise((resolve) => socket.once('open', resolve));
@@ -79,17 +91,11 @@ afterEach(async () => {
 
 describe('graphql-ws transport', () => {
   it("sends a tick's pushes to a socket in one write", async () => {
-    const end = () => {};
-    const stream = new LiveStream<unknown>({ stallMs: 60_000, onStall: () => {}, onEnd: () => end() });
+    const { stream, reading } = readStream();
     const server = await startServer(stream);
     cleanup = server.close;
     const { received } = await subscribed(server.url);
-    await waitFor(
-      async () => server.sockets[0]?.writes,
-      (n) => n !== undefined,
-      { what: 'the socket' },
-    );
-    await new Promise((r) => setTimeout(r, 100)); // the subscription is reading its stream
+    await waitUntil(reading, { what: 'the subscription to read its stream' });
     const before = server.sockets[0]!.writes;
     for (let id = 0; id < 20; id++) stream.offer(id, { id, text: `v${id}` });
     await waitFor(
@@ -102,11 +108,11 @@ describe('graphql-ws transport', () => {
   });
 
   it('keeps only the newest push per entity for a socket that does not read', async () => {
-    const stream = new LiveStream<unknown>({ stallMs: 60_000, onStall: () => {}, onEnd: () => {} });
+    const { stream, reading } = readStream();
     const server = await startServer(stream);
     cleanup = server.close;
     const { socket, received } = await subscribed(server.url);
-    await new Promise((r) => setTimeout(r, 100));
+    await waitUntil(reading, { what: 'the subscription to read its stream' });
     (socket as unknown as { _socket: Socket })._socket.pause();
     const text = 'x'.repeat(100_000);
     // 30 MB offered for one entity; the kernel buffers take a few MB, the stream the newest.

@@ -1,3 +1,4 @@
+import { KafkaJSNonRetriableError } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { relayFor } from '../../src/consumers/relay.js';
@@ -22,16 +23,19 @@ afterAll(async () => {
   await kafka.stop();
 });
 
+/** A process of the fixture's deployment on a Kafka topic of its own. */
+const envOf = (fixture: CounterFixture) => ({
+  NODE_ENV: 'test',
+  REDIS_URL: TEST_REDIS_URL,
+  REDIS_KEY_PREFIX: fixture.prefix,
+  PARTITIONS: String(fixture.partitions),
+  CONSUMER_LEASE_MS: '1000',
+  ...kafkaEnv(kafka),
+});
+
 describe('the Kafka relay', () => {
   it('may send an event twice when it dies before acknowledging, but never loses one, and counts stay exact', async () => {
-    const env = {
-      NODE_ENV: 'test',
-      REDIS_URL: TEST_REDIS_URL,
-      REDIS_KEY_PREFIX: f.prefix,
-      PARTITIONS: '2',
-      CONSUMER_LEASE_MS: '1000',
-      ...kafkaEnv(kafka),
-    };
+    const env = envOf(f);
     // Zeroed counters, so the fold adds deltas (missing packed counters would be rebuilt from facts).
     for (let post = 900; post < 904; post++) await f.postCounters.initialize(post);
     for (let u = 1; u <= 30; u++) await f.set(u, 900 + (u % 4));
@@ -82,4 +86,35 @@ describe('the Kafka relay', () => {
       40,
     );
   }, 90_000);
+});
+
+describe('a Kafka consumer', () => {
+  it('joins its group again after an error kafkajs gives up on, and loses no event', async () => {
+    const own = createCounterFixture({ partitions: 2, leaseMs: 1000 });
+    const logger = createLogger({ logLevel: 'silent' });
+    const logs = createEventLogs(loadConfig(envOf(own)), own.redis, own.keys, logger);
+    const relay = relayFor(logs, logger)!;
+    const seen = new Set<string>();
+    let crashed = false;
+    const aggregation = logs.consumed.subscribe(AGGREGATOR_GROUP, async (batch) => {
+      // What a broker's INVALID_REQUEST does: kafkajs stops the consumer and does not restart it.
+      if (!crashed) {
+        crashed = true;
+        throw new KafkaJSNonRetriableError('refused');
+      }
+      for (const { event } of batch.entries) seen.add(`${event.partition}/${event.id}`);
+    });
+    await relay.start();
+    await aggregation.start();
+    try {
+      for (let u = 1; u <= 20; u++) await own.set(u, 910 + (u % 4));
+      await waitUntil(async () => seen.size === 20, { what: 'all 20 events after the crash', timeoutMs: 30_000 });
+      expect(crashed).toBe(true);
+    } finally {
+      await aggregation.stop();
+      await relay.stop();
+      await logs.close();
+      await own.close();
+    }
+  }, 60_000);
 });

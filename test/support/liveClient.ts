@@ -1,6 +1,7 @@
 // A graphql-ws client over a real socket to a test app, recording what it receives.
 import { type Client, createClient } from 'graphql-ws';
 import WebSocket from 'ws';
+import { waitUntil } from './wait.js';
 
 export interface Received<T = any> {
   data?: T;
@@ -74,4 +75,23 @@ export function connectLive(httpUrl: string, options: { token?: string; connecti
     },
     dispose: () => client.dispose() as Promise<void>,
   };
+}
+
+/** The server's open live subscriptions, from its metrics. */
+export const openSubscriptions = async (httpUrl: string) =>
+  Number(/^tally_live_subscriptions (\S+)$/m.exec(await (await fetch(`${httpUrl}/metrics`)).text())?.[1]);
+
+/**
+ * Does `act` (subscribing, stopping) and waits until the server's open subscriptions moved by
+ * `delta`. The server counts a subscription as it registers its stream and sends its channels'
+ * SSUBSCRIBE, so a change made after this, which reaches a flush pass only after several round
+ * trips, is pushed to it.
+ */
+export async function onServer<T>(httpUrl: string, delta: number, act: () => T): Promise<T> {
+  const before = await openSubscriptions(httpUrl);
+  const result = act();
+  await waitUntil(async () => (await openSubscriptions(httpUrl)) === before + delta, {
+    what: `${before + delta} open subscriptions on the server`,
+  });
+  return result;
 }

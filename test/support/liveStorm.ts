@@ -3,8 +3,8 @@
 // push of a post covers a later instant than the one before, and counts only grow here).
 import { expect } from 'vitest';
 import type { TestApp } from './app.js';
-import { connectLive, type LiveClient } from './liveClient.js';
-import { waitFor, waitUntil } from './wait.js';
+import { connectLive, type LiveClient, onServer } from './liveClient.js';
+import { waitFor } from './wait.js';
 
 const WATCH = 'subscription($ids: [ID!]!) { postCountsChanged(postIds: $ids) { id title counts { likes favs asOf } } }';
 const LIKE = 'mutation($id: ID!) { setLikeRelation(input: { postId: $id, active: true }) { changed } }';
@@ -15,13 +15,13 @@ export async function runLiveStorm(t: TestApp, options: { sockets: number; posts
   try {
     // One viewer per socket, as on phones (anonymous sockets share one address's connection limit).
     const tokens = await Promise.all(Array.from({ length: options.sockets }, (_, i) => t.token(20_000 + i)));
-    const watches = tokens.map((token) => {
-      const client = connectLive(t.url, { token });
-      clients.push(client);
-      return client.subscribe(WATCH, { ids: postIds });
-    });
-    await waitUntil(async () => t.app.websocket!.sockets() >= options.sockets, { what: 'the sockets' });
-    await new Promise((r) => setTimeout(r, 300)); // the subscriptions reach the server
+    const watches = await onServer(t.url, options.sockets, () =>
+      tokens.map((token) => {
+        const client = connectLive(t.url, { token });
+        clients.push(client);
+        return client.subscribe(WATCH, { ids: postIds });
+      }),
+    );
     const likers = Array.from({ length: options.likers }, (_, i) => 10_000 + i);
     for (let i = 0; i < likers.length; i += 30) {
       await Promise.all(

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { Redis } from 'ioredis';
 import { freePort, waitForPing } from './redisServer.js';
+import { waitFor } from './wait.js';
 
 const MASTERS = 3;
 
@@ -104,15 +105,13 @@ async function startNode(run: Running, logDir?: string): Promise<string> {
 
 /** Polls CLUSTER INFO on every node until each sees all slots served. */
 async function waitForClusterOk(nodes: string[], timeoutMs = 20_000) {
-  const deadline = Date.now() + timeoutMs;
   const probes = nodes.map((node) => new Redis(`redis://${node}`, { maxRetriesPerRequest: 0 }));
   try {
-    for (;;) {
-      const infos = await Promise.all(probes.map((p) => p.cluster('INFO') as Promise<string>));
-      if (infos.every((info) => info.includes('cluster_state:ok'))) return;
-      if (Date.now() > deadline) throw new Error(`cluster not ok after ${timeoutMs} ms:\n${infos.join('\n')}`);
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
+    await waitFor(
+      () => Promise.all(probes.map((p) => p.cluster('INFO') as Promise<string>)),
+      (infos) => infos.every((info) => info.includes('cluster_state:ok')),
+      { what: 'cluster_state:ok on every node', timeoutMs, intervalMs: 100 },
+    );
   } finally {
     for (const probe of probes) probe.disconnect();
   }

@@ -3,6 +3,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { type AddressInfo, createServer } from 'node:net';
 import { Redis } from 'ioredis';
+import { waitUntil } from './wait.js';
 
 export async function freePort(): Promise<number> {
   const server = createServer();
@@ -45,20 +46,23 @@ export async function startRedisServer(extraArgs: string[] = []): Promise<RedisS
   }
 }
 
-export async function waitForPing(url: string, child: ChildProcess): Promise<boolean> {
-  const deadline = Date.now() + 5000;
-  while (Date.now() < deadline && child.exitCode === null) {
-    const probe = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
-    probe.on('error', () => {});
-    try {
-      await probe.connect();
-      if ((await probe.ping()) === 'PONG') return true;
-    } catch {
-      // not up yet
-    } finally {
-      probe.disconnect();
-    }
-    await new Promise((r) => setTimeout(r, 50));
+async function pings(url: string): Promise<boolean> {
+  const probe = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+  probe.on('error', () => {});
+  try {
+    await probe.connect();
+    return (await probe.ping()) === 'PONG';
+  } catch {
+    return false; // not up yet
+  } finally {
+    probe.disconnect();
   }
-  return false;
+}
+
+/** Whether the server `child` started answers PING within 5 s (false once it has exited). */
+export async function waitForPing(url: string, child: ChildProcess): Promise<boolean> {
+  return waitUntil(async () => child.exitCode !== null || (await pings(url)), { what: `${url} to answer PING`, timeoutMs: 5000 }).then(
+    () => child.exitCode === null,
+    () => false,
+  );
 }

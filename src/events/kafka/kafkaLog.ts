@@ -24,6 +24,8 @@ export interface KafkaLogOptions {
 }
 
 const FETCH_WAIT_MS = 100;
+/** How long a consumer that kafkajs gave up on waits before joining its group again. */
+const REJOIN_AFTER_MS = 1000;
 
 /** Commit failures that only mean "the group is moving": the batch comes again and is skipped. */
 const REBALANCING = /REBALANCE_IN_PROGRESS|NOT_COORDINATOR|UNKNOWN_MEMBER_ID|ILLEGAL_GENERATION|rebalanc/i;
@@ -74,9 +76,61 @@ export function createKafkaLog(options: KafkaLogOptions): EventLog {
     });
     let assigned: number[] = [];
     let topicPartitions = 0;
+    let stopping = false;
+    let rejoinTimer: NodeJS.Timeout | undefined;
+    let rejoining: Promise<void> | null = null;
     consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => {
       assigned = payload.memberAssignment[topic] ?? [];
     });
+
+    // kafkajs restarts a consumer after retriable errors only; after any other it stays
+    // disconnected and its partitions go unread (librdkafka's mock broker answers a follower's
+    // SyncGroup that comes after the leader's with INVALID_REQUEST). Join again: offsets are
+    // committed after whole batches, so nothing is lost, and a redelivered batch is skipped.
+    const rejoinLater = () => {
+      rejoinTimer = setTimeout(() => {
+        rejoining = (async () => {
+          try {
+            await consumer.connect();
+            if (!stopping) await run();
+          } catch (error) {
+            logger.error({ err: error, group }, 'Kafka consumer could not join its group again');
+            if (!stopping) rejoinLater();
+          }
+        })().finally(() => {
+          rejoining = null;
+        });
+      }, REJOIN_AFTER_MS);
+    };
+    consumer.on(consumer.events.CRASH, ({ payload }) => {
+      if (payload.restart || stopping) return; // kafkajs restarts it, or we are stopping
+      logger.error({ err: payload.error, group }, 'Kafka consumer stopped on an error; joining its group again');
+      rejoinLater();
+    });
+
+    const run = () =>
+      consumer.run({
+        autoCommit: false,
+        eachBatchAutoResolve: false,
+        eachBatch: async ({ batch, heartbeat, isRunning, isStale, resolveOffset }) => {
+          for (const [partition, entries] of byTallyPartition(batch.messages)) {
+            if (!isRunning() || isStale()) return; // not committed: comes again, and is skipped
+            await handler({ partition, source: OUTBOX_SOURCE, entries });
+            await heartbeat();
+          }
+          if (batch.isEmpty()) return;
+          resolveOffset(batch.lastOffset()); // the next fetch starts after this batch
+          try {
+            await consumer.commitOffsets([{ topic, partition: batch.partition, offset: String(Number(batch.lastOffset()) + 1) }]);
+          } catch (error) {
+            if (!REBALANCING.test(`${(error as { type?: string }).type ?? ''} ${(error as Error).message}`)) throw error;
+            logger.warn(
+              { group, partition: batch.partition },
+              'commit refused during a rebalance; the batch will be skipped when it comes again',
+            );
+          }
+        },
+      });
 
     return {
       async start() {
@@ -87,32 +141,16 @@ export function createKafkaLog(options: KafkaLogOptions): EventLog {
         }
         await consumer.connect();
         await consumer.subscribe({ topic, fromBeginning: true });
-        await consumer.run({
-          autoCommit: false,
-          eachBatchAutoResolve: false,
-          eachBatch: async ({ batch, heartbeat, isRunning, isStale, resolveOffset }) => {
-            for (const [partition, entries] of byTallyPartition(batch.messages)) {
-              if (!isRunning() || isStale()) return; // not committed: comes again, and is skipped
-              await handler({ partition, source: OUTBOX_SOURCE, entries });
-              await heartbeat();
-            }
-            if (batch.isEmpty()) return;
-            resolveOffset(batch.lastOffset()); // the next fetch starts after this batch
-            try {
-              await consumer.commitOffsets([{ topic, partition: batch.partition, offset: String(Number(batch.lastOffset()) + 1) }]);
-            } catch (error) {
-              if (!REBALANCING.test(`${(error as { type?: string }).type ?? ''} ${(error as Error).message}`)) throw error;
-              logger.warn(
-                { group, partition: batch.partition },
-                'commit refused during a rebalance; the batch will be skipped when it comes again',
-              );
-            }
-          },
-        });
+        await run();
         topicPartitions = await topicPartitionCount();
       },
 
-      stop: () => consumer.disconnect(),
+      async stop() {
+        stopping = true;
+        clearTimeout(rejoinTimer);
+        await rejoining;
+        await consumer.disconnect();
+      },
 
       assignedPartitions() {
         if (topicPartitions === 0) return [];
