@@ -100,7 +100,8 @@ export function openParts(config: Config, options: ConnectionOptions) {
     posts: createPostCounters({ redis, keys, onMissing: (id) => queues.rebuilds.request({ type: POST, id }) }),
   };
   const relations = createRelationStore(redis, keys, {
-    restore: (entity) => recovery.restorer.restore(entity),
+    // Half the execution timeout: a write refused with "try again" answers before its request is abandoned.
+    restore: (entity) => recovery.restorer.restore(entity, config.limits.executionTimeoutMs / 2),
     writeDeadlineMs: config.redisTimeouts.commandTimeoutMs,
   });
 

@@ -111,8 +111,7 @@ describe('shutdown', () => {
   it('turns /readyz false while draining and keeps serving until the listener closes', async () => {
     const other = await startTestApp({ SHUTDOWN_DELAY_MS: '1500' }, { sharing: t });
     expect((await fetch(`${other.url}/readyz`)).status).toBe(200);
-    const stopping = other.app.stop();
-    await new Promise((r) => setTimeout(r, 200));
+    const stopping = other.app.stop(); // draining from its first step, before it awaits anything
     const ready = await fetch(`${other.url}/readyz`);
     expect(ready.status).toBe(503);
     expect(await ready.json()).toEqual({ status: 'draining' });

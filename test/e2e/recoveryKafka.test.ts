@@ -7,7 +7,7 @@ import { startTestApp, type TestApp } from '../support/app.js';
 import { kafkaEnv, startKafka, type TestKafka } from '../support/kafka.js';
 import { spawnTsx } from '../support/process.js';
 import { type RedisServer, startRedisServer } from '../support/redisServer.js';
-import { waitFor } from '../support/wait.js';
+import { waitFor, waitUntil } from '../support/wait.js';
 
 let kafka: TestKafka;
 let server: RedisServer;
@@ -69,7 +69,8 @@ describe('a Redis data loss with EVENT_LOG=kafka', () => {
         await new Promise((r) => setTimeout(r, res.errors![0]!.extensions!.retryAfterMs as number));
       }
     })();
-    await new Promise((r) => setTimeout(r, 500));
+    // The worker starts once the API has refused at least once without it.
+    await waitUntil(async () => answers.length > 0, { what: 'a refusal before any worker runs' });
     worker = await startTestApp({ ...env, ROLE: 'worker' }, { sharing: api });
     expect(await unlike).toBe(true);
     expect(answers.every((a) => a === 'INTERNAL_SERVER_ERROR:1000')).toBe(true);

@@ -1,14 +1,15 @@
 // Live counts over real sockets (graphql-ws client), against a whole Tally process: pushes
 // carry exact absolute values at most once per flush pass, limits close or refuse with their
 // documented codes, and the other sockets keep receiving.
-import { connect } from 'node:net';
+import diagnostics from 'node:diagnostics_channel';
+import { connect, type Socket } from 'node:net';
 import { SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { startTestApp, TEST_JWT_SECRET, type TestApp } from '../support/app.js';
-import { connectLive, type LiveClient, refusalCodes, wsUrl } from '../support/liveClient.js';
+import { connectLive, type LiveClient, onServer, refusalCodes, wsUrl } from '../support/liveClient.js';
 import { runLiveStorm } from '../support/liveStorm.js';
-import { waitFor } from '../support/wait.js';
+import { waitFor, waitUntil } from '../support/wait.js';
 
 let t: TestApp;
 const clients: LiveClient[] = [];
@@ -53,10 +54,9 @@ describe('live counts', () => {
   it('pushes an authenticated socket the same, and a query over the socket is refused', async () => {
     const [postId] = await t.createPosts(1);
     const socket = live({ token: await t.token(7) });
-    const watch = socket.subscribe(WATCH_POSTS, { ids: [postId] });
+    const watch = await onServer(t.url, 1, () => socket.subscribe(WATCH_POSTS, { ids: [postId] }));
     const query = socket.subscribe('query { feed(first: 1) { edges { cursor } } }');
     expect(await refusalCodes(query)).toEqual(['BAD_USER_INPUT']);
-    await new Promise((r) => setTimeout(r, 200));
     await like(8, postId!);
     await waitFor(
       async () => watch.received.at(-1)?.data?.postCountsChanged.counts.likes,
@@ -90,8 +90,7 @@ describe('live counts', () => {
     expect(JSON.stringify(misspelt)).not.toMatch(/did you mean/i);
     // WS_MAX_SUBSCRIPTIONS (3) are allowed, and each pushes.
     const [postId] = await t.createPosts(1);
-    const open = [1, 2, 3].map(() => socket.subscribe(WATCH_POSTS, { ids: [postId] }));
-    await new Promise((r) => setTimeout(r, 200));
+    const open = await onServer(t.url, 3, () => [1, 2, 3].map(() => socket.subscribe(WATCH_POSTS, { ids: [postId] })));
     const fourth = socket.subscribe(WATCH_POSTS, { ids: [postId] });
     expect(await refusalCodes(fourth)).toEqual(['BAD_USER_INPUT']);
     await like(9, postId!);
@@ -102,10 +101,8 @@ describe('live counts', () => {
         { what: 'a push to each of the three' },
       );
     }
-    open[0]!.stop();
-    await new Promise((r) => setTimeout(r, 100));
-    const replaced = socket.subscribe(WATCH_POSTS, { ids: [postId] });
-    await new Promise((r) => setTimeout(r, 200));
+    await onServer(t.url, -1, () => open[0]!.stop());
+    const replaced = await onServer(t.url, 1, () => socket.subscribe(WATCH_POSTS, { ids: [postId] }));
     await like(10, postId!);
     await waitFor(
       async () => replaced.received.at(-1)?.data?.postCountsChanged.counts.likes,
@@ -128,8 +125,7 @@ describe('live counts', () => {
   it('reports sockets, subscriptions, pushes and the fan-out lag in /metrics', async () => {
     const [postId] = await t.createPosts(1);
     const socket = live();
-    const watch = socket.subscribe(WATCH_POSTS, { ids: [postId] });
-    await new Promise((r) => setTimeout(r, 200));
+    const watch = await onServer(t.url, 1, () => socket.subscribe(WATCH_POSTS, { ids: [postId] }));
     await like(71, postId!);
     await waitFor(
       async () => watch.received.length,
@@ -147,16 +143,26 @@ describe('live counts', () => {
 
   it('survives upgrades to another path that reset at once, and keeps serving', async () => {
     const { port } = new URL(t.url);
-    for (let i = 0; i < 50; i++) {
-      const socket = connect(Number(port), '127.0.0.1');
-      socket.on('error', () => {});
-      await new Promise((resolve) => socket.once('connect', resolve));
-      socket.write(
-        'GET /nope HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n',
-      );
-      socket.resetAndDestroy();
+    // The server's side of each connection (this process accepts them): once all have closed,
+    // the server has handled every reset.
+    const serverSides: Promise<unknown>[] = [];
+    const accepted = ({ socket }: { socket: Socket }) => serverSides.push(new Promise((resolve) => socket.once('close', resolve)));
+    diagnostics.subscribe('net.server.socket', accepted as (message: unknown) => void);
+    try {
+      for (let i = 0; i < 50; i++) {
+        const socket = connect(Number(port), '127.0.0.1');
+        socket.on('error', () => {});
+        await new Promise((resolve) => socket.once('connect', resolve));
+        socket.write(
+          'GET /nope HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n',
+        );
+        socket.resetAndDestroy();
+      }
+      await waitUntil(async () => serverSides.length >= 50, { what: 'the server accepting all 50' });
+      await Promise.all(serverSides);
+    } finally {
+      diagnostics.unsubscribe('net.server.socket', accepted as (message: unknown) => void);
     }
-    await new Promise((r) => setTimeout(r, 200));
     expect((await fetch(`${t.url}/healthz`)).status).toBe(200);
   });
 
@@ -187,8 +193,7 @@ describe('live counts', () => {
     const extra = live({ token });
     expect((await extra.closed).code).toBe(1008);
     const [postId] = await t.createPosts(1);
-    const watch = first[0]!.subscribe(WATCH_POSTS, { ids: [postId] });
-    await new Promise((r) => setTimeout(r, 200));
+    const watch = await onServer(t.url, 1, () => first[0]!.subscribe(WATCH_POSTS, { ids: [postId] }));
     await like(42, postId!);
     await waitFor(
       async () => watch.received.at(-1)?.data?.postCountsChanged.counts.likes,
@@ -200,11 +205,12 @@ describe('live counts', () => {
 
   it('pushes a watched user when their counters change', async () => {
     const socket = live();
-    const watch = socket.subscribe('subscription($ids: [ID!]!) { userCountsChanged(userIds: $ids) { id counts { followers asOf } } }', {
-      ids: ['51'],
-    });
     await t.gql('query { viewer { id } }', {}, { token: await t.token(51) }); // user 51 exists
-    await new Promise((r) => setTimeout(r, 200));
+    const watch = await onServer(t.url, 1, () =>
+      socket.subscribe('subscription($ids: [ID!]!) { userCountsChanged(userIds: $ids) { id counts { followers asOf } } }', {
+        ids: ['51'],
+      }),
+    );
     const res = await t.gql(
       'mutation { setFollowRelation(input: { userId: "51", active: true }) { changed } }',
       {},
@@ -238,8 +244,7 @@ describe('live counts', () => {
           },
         ),
       );
-    const watching = [...watch(anonymous, false), ...watch(own, true)];
-    await new Promise((r) => setTimeout(r, 200));
+    const watching = await onServer(t.url, 4, () => [...watch(anonymous, false), ...watch(own, true)]);
     await Promise.all(posts.map((id, i) => like(i % 2 === 0 ? liker : 90 + i, id)));
     const pushed = () => watching.flatMap((w) => w.received.map((r) => r.data?.postCountsChanged));
     await waitFor(
@@ -256,9 +261,8 @@ describe('live counts', () => {
 
   it('closes a socket that stops reading with 1013; the others keep receiving', async () => {
     const postId = await bigPost(t);
-    const slow = await slowReader(t, postId);
-    const healthy = live().subscribe(WATCH_POSTS, { ids: [postId] });
-    await new Promise((r) => setTimeout(r, 200));
+    const slow = await onServer(t.url, 1, () => slowReader(t, postId));
+    const healthy = await onServer(t.url, 1, () => live().subscribe(WATCH_POSTS, { ids: [postId] }));
     slow.pause();
 
     let likes = 0;
@@ -269,7 +273,8 @@ describe('live counts', () => {
     for (let u = 2000; u < 2060 && !(await stalled()); u++) {
       await like(u, postId);
       likes += 1;
-      await new Promise((r) => setTimeout(r, 150)); // a flush pass or so between likes
+      // WS_STALL_MS is a time limit: pushes keep coming for as long as it takes to pass it.
+      await new Promise((r) => setTimeout(r, 150));
     }
     slow.resume();
     expect(await slow.closed).toBe(1013);
@@ -322,14 +327,13 @@ describe('a slow reader the pings find first', () => {
     const app = await startTestApp({ WS_PING_INTERVAL_MS: '2000', WS_STALL_MS: '3600000', WS_MAX_BUFFERED_BYTES: String(1024 ** 3) });
     try {
       const postId = await bigPost(app);
-      const slow = await slowReader(app, postId);
-      await new Promise((r) => setTimeout(r, 200));
+      const slow = await onServer(app.url, 1, () => slowReader(app, postId));
       slow.pause();
       // ~6 s of pushes: a ping after the pause goes unanswered, and pushes wait behind it.
       for (let u = 3000; u < 3060; u++) {
         const res = await app.gql(LIKE, { id: postId, active: true }, { token: await app.token(u) });
         expect(res.errors).toBeUndefined();
-        await new Promise((r) => setTimeout(r, 100));
+        await new Promise((r) => setTimeout(r, 100)); // pushes spread over pings: time is what is tested
       }
       slow.resume();
       expect(await slow.closed).toBe(1013);
@@ -344,8 +348,7 @@ describe('shutdown', () => {
     const other = await startTestApp();
     const [postId] = await other.createPosts(1);
     const client = connectLive(other.url);
-    const watch = client.subscribe(WATCH_POSTS, { ids: [postId] });
-    await new Promise((r) => setTimeout(r, 200));
+    const watch = await onServer(other.url, 1, () => client.subscribe(WATCH_POSTS, { ids: [postId] }));
     await other.stop();
     await watch.done; // the server completed it
     expect((await client.closed).code).toBe(1001);
