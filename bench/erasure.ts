@@ -1,5 +1,4 @@
-// `npm run bench:erasure`: the account-erasure scenario alone (bench/scenarios/erasure.ts), on a
-// database and Redis key prefix of its own; writes bench/results/erasure.json.
+// `npm run bench:erasure`: the account-erasure scenario alone (bench/scenarios/erasure.ts); writes bench/results/erasure.json.
 import os from 'node:os';
 import { projectPath } from '../src/paths.js';
 import { machineInfo } from './lib/machine.js';
@@ -12,9 +11,7 @@ const settings = erasureSettings();
 
 await runStandalone('bench:erasure', async (env, elapsed) => {
   const machine = await machineInfo(env.databaseUrl, env.redisUrl);
-  console.log(
-    `[${elapsed()}] account erasure: a victim with ${settings.likes} likes, erased under ${settings.feedPerS} feed pages/s + ${settings.likesPerS} likes/s; baseline ${settings.baselineS} s, erasure, baseline again`,
-  );
+  console.log(`[${elapsed()}] account erasure: ${settings.likes} likes, ${settings.feedPerS} feed pages/s + ${settings.likesPerS} likes/s`);
   const erasure = await runErasureScenario({ env, settings, log: (line) => console.log(`[${elapsed()}] ${line.trimStart()}`) });
   const table = erasureTable(erasure);
   console.log(`\n${table}\n`);

@@ -1,8 +1,7 @@
-// The account-erasure scenario's load, feed pages and likes sent open loop, and its latencies
-// per phase and per erasure phase (docs/performance.md, "Account erasure").
+// The account-erasure scenario's open-loop load and its latencies (docs/performance.md, "Account erasure").
 import { percentile } from '../lib/freshness.js';
 import { type RequestRecord, startOpenLoop } from '../lib/openLoop.js';
-import type { ErasureWorld } from './erasureSeed.js';
+import { type ErasureWorld, LOAD_USERS } from './erasureWorld.js';
 
 /** The README's feed query: a page with counts, the viewer's state and the authors. */
 export const FEED_QUERY =
@@ -10,15 +9,15 @@ export const FEED_QUERY =
 const SET_LIKE = 'mutation Like($i: SetLikeRelationInput!) { setLikeRelation(input: $i) { changed } }';
 /** The newest liked posts the load likes (and the feed shows). */
 export const LIKED_BY_LOAD = 1000;
-const WINDOW_MS = 10_000;
+type LoadRun = { startedAt: number; records: Record<'feed' | 'like', RequestRecord[]> };
 
 const answered = (records: readonly RequestRecord[]) => records.flatMap((r) => (r.ok ? [r.latencyMs] : [])).sort((a, b) => a - b);
 
 function streamStats(records: readonly RequestRecord[], startedAt: number, seconds: number, failures: string[] = [], unanswered = 0) {
   const latencies = answered(records);
-  const windowOf = (r: RequestRecord) => Math.floor((r.sentAt - startedAt) / WINDOW_MS);
+  const windowOf = (r: RequestRecord) => Math.floor((r.sentAt - startedAt) / 10_000);
   const windows = [...new Set(records.map(windowOf))].map((w) => answered(records.filter((r) => windowOf(r) === w)));
-  // A window needs 100 answers for a p99 that is not just its maximum.
+  // The worst 10 s window's p99, of windows with the 100 answers a p99 that is not just their maximum needs.
   const windowP99s = windows.filter((w) => w.length >= 100).map((w) => percentile(w, 99));
   return {
     sent: records.length,
@@ -34,15 +33,12 @@ function streamStats(records: readonly RequestRecord[], startedAt: number, secon
   };
 }
 
-/**
- * The load, as a function that runs it until `until` resolves. Its j-th like is user j % L on
- * post (⌊j / L⌋(L + 1) + j % L) % P of the newest P liked posts: a pair never liked before for
- * j < L × P, since L + 1 and P are coprime (L = P = 1000), so every like changes a count.
- */
+// The load, run until `until` resolves. Like j is user j % L on post (⌊j / L⌋(L + 1) + j % L) % P: since L + 1
+// and P are coprime (L = P = 1000), a pair never liked before for j < L × P, so every like changes a count.
 export function createLoad(url: string, world: ErasureWorld, rates: { feedPerS: number; likesPerS: number }) {
-  const [users, posts] = [world.loadUsers, world.likedPostIds.slice(-LIKED_BY_LOAD)];
-  const [L, P] = [users.length, posts.length];
-  const tokenOf = (j: number) => world.tokens.get(users[j % L]!)!;
+  const posts = world.likedPostIds.slice(-LIKED_BY_LOAD);
+  const [L, P] = [LOAD_USERS.length, posts.length];
+  const tokenOf = (j: number) => world.tokens.get(LOAD_USERS[j % L]!)!;
   const feedBody = JSON.stringify({ query: FEED_QUERY });
   let [feeds, likes] = [0, 0];
   const nextLike = () => {
@@ -66,29 +62,19 @@ export function createLoad(url: string, world: ErasureWorld, rates: { feedPerS: 
   };
 }
 
-/** A phase's load by the erasure phase it was sent in: the phase of the timeline's latest reading then, or of its first. */
-export function byErasurePhase(
-  run: { startedAt: number; records: Record<'feed' | 'like', RequestRecord[]> },
-  timeline: { atS: number; phase: string }[],
-) {
+/** A phase's load by the erasure phase it was sent in: the phase of the timeline's latest reading then (or of its first). */
+export function byErasurePhase({ startedAt, records }: LoadRun, timeline: { atS: number; phase: string }[]) {
   const seconds = new Map<string, number>();
-  timeline.forEach((t, i) => {
-    const until = timeline[i + 1]?.atS ?? t.atS;
-    seconds.set(t.phase, (seconds.get(t.phase) ?? 0) + until - (i === 0 ? 0 : t.atS));
-  });
-  const sentIn = (records: RequestRecord[], phase: string) => {
-    let i = 0;
-    const inPhase = (r: RequestRecord) => {
-      while (timeline[i + 1] && timeline[i + 1]!.atS <= (r.sentAt - run.startedAt) / 1000) i++;
-      return timeline[i]!.phase === phase;
-    };
-    return streamStats(records.filter(inPhase), run.startedAt, Math.max(seconds.get(phase)!, 0.001));
+  for (const [i, t] of timeline.entries()) {
+    seconds.set(t.phase, (seconds.get(t.phase) ?? 0) + (timeline[i + 1] ?? t).atS - (i === 0 ? 0 : t.atS));
+  }
+  const phaseAt = (r: RequestRecord) => timeline.findLast((t, i) => i === 0 || t.atS <= (r.sentAt - startedAt) / 1000)!.phase;
+  const split = (stream: RequestRecord[]) => {
+    const phases = stream.map(phaseAt);
+    return (phase: string) => stream.filter((_, k) => phases[k] === phase);
   };
-  const phases = [...seconds.keys()].map((phase) => ({
-    phase,
-    seconds: seconds.get(phase)!,
-    feed: sentIn(run.records.feed, phase),
-    like: sentIn(run.records.like, phase),
-  }));
+  const [feed, like] = [split(records.feed), split(records.like)];
+  const stats = (sent: RequestRecord[], s: number) => streamStats(sent, startedAt, Math.max(s, 0.001));
+  const phases = [...seconds].map(([phase, s]) => ({ phase, seconds: s, feed: stats(feed(phase), s), like: stats(like(phase), s) }));
   return phases.filter((x) => x.feed.sent + x.like.sent > 0);
 }
