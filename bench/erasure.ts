@@ -1,7 +1,4 @@
-// `npm run bench:erasure`: the account-erasure scenario alone (bench/scenarios/erasure.ts).
-// Creates its own database and Redis key prefix, prints the table and writes
-// bench/results/erasure.json (the full `npm run bench` puts the same under "erasure" in
-// latest.json), and removes what it created.
+// `npm run bench:erasure`: the account-erasure scenario alone (bench/scenarios/erasure.ts); writes bench/results/erasure.json.
 import os from 'node:os';
 import { projectPath } from '../src/paths.js';
 import { machineInfo } from './lib/machine.js';
@@ -14,19 +11,13 @@ const settings = erasureSettings();
 
 await runStandalone('bench:erasure', async (env, elapsed) => {
   const machine = await machineInfo(env.databaseUrl, env.redisUrl);
-  console.log(
-    `[${elapsed()}] account erasure: a victim with ${settings.likes} likes, erased under ${settings.feedPerS} feed pages/s + ${settings.likesPerS} likes/s; baseline ${settings.baselineS} s, erasure, baseline again`,
-  );
+  console.log(`[${elapsed()}] account erasure: ${settings.likes} likes, ${settings.feedPerS} feed pages/s + ${settings.likesPerS} likes/s`);
   const erasure = await runErasureScenario({ env, settings, log: (line) => console.log(`[${elapsed()}] ${line.trimStart()}`) });
   const table = erasureTable(erasure);
   console.log(`\n${table}\n`);
   const path = projectPath('bench/results/erasure.json');
-  await writeResults(path, {
-    machine: { ...machine, loadAverageEnd: os.loadavg().map((x) => Number(x.toFixed(2))) },
-    erasure,
-    erasureTargets: erasureTargets(erasure),
-    table,
-  });
+  const loadAverageEnd = os.loadavg().map((x) => Number(x.toFixed(2)));
+  await writeResults(path, { machine: { ...machine, loadAverageEnd }, erasure, erasureTargets: erasureTargets(erasure), table });
   console.log(`[${elapsed()}] results written to ${path}`);
   // A count off or something of the victim left fails the run; a slowdown is measured, not a failure.
   return erasureCorrect(erasure);
