@@ -73,8 +73,10 @@ describe('two API replicas and a worker', () => {
     const deleted = await gql(apiA, 'mutation($id: ID!) { deletePost(id: $id) { id } }', { id: p }, 10);
     expect(deleted.errors).toBeUndefined();
     const at = Date.now();
-    const pushesBefore = pushes.received.length;
     await inForceOnB(at, 'the deleted post gone on B', async () => (await gql(apiB, POST, { id: p })).data?.post === null);
+    // From here B holds the deletion: a push of p it resolved before it heard may still arrive
+    // before this point (the flush's publish and A's announcement race), none after.
+    const pushesBefore = pushes.received.length;
     const like = await gql(apiB, LIKE, { id: p }, 13);
     expect(codes(like)).toEqual(['NOT_FOUND']);
     expect(JSON.stringify(like)).not.toContain('secret body');
