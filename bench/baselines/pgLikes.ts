@@ -22,13 +22,9 @@ export const resetLikeTables = (databaseUrl: string, postIds: readonly number[])
     await c.query('ANALYZE bench_posts');
   });
 
-/** The post's denormalised like_count and its number of like rows (they must agree). */
-export const readLikeCount = (databaseUrl: string, postId: number) =>
-  withPg(databaseUrl, async (c) => {
-    const sql = 'SELECT like_count, (SELECT count(*) FROM bench_likes WHERE post_id = $1) AS n FROM bench_posts WHERE id = $1';
-    const { rows } = await c.query(sql, [postId]);
-    return { likeCount: Number(rows[0]?.like_count ?? 0), rows: Number(rows[0]?.n ?? 0) };
-  });
+/** The post's like rows (its like_count must agree). */
+export const countLikeRows = (databaseUrl: string, postId: number) =>
+  withPg(databaseUrl, async (c) => Number((await c.query('SELECT count(*) AS n FROM bench_likes WHERE post_id = $1', [postId])).rows[0].n));
 
 export async function startPgLikeServer(env: NodeJS.ProcessEnv) {
   // BENCH_PG_SYNCHRONOUS_COMMIT=off: like this machine's Redis, not waiting for the disk before answering.

@@ -10,8 +10,7 @@ import { FEED, FEED_CONNECTIONS, pageChecker, redisCells, redisPerRequest, timeI
 
 export { FEED_CONNECTIONS, FEED_ROUNDS } from './serverRuns.js';
 export const PAGES = [20, 50] as const;
-/** Page sizes whose Redis round trips per request are counted on Tally, one request at a time. */
-const ROUND_TRIP_PAGES = [1, 10, 20, 50, 100];
+const ROUND_TRIP_PAGES = [1, 10, 20, 50, 100]; // Tally's Redis round trips per request counted, one request at a time
 const FLOOR = '{ __typename }';
 
 /** In the order they are measured (Tally first: its pages are the reference). */
@@ -23,7 +22,7 @@ export const FEED_SERVERS = [
   { id: 'd', kind: 'jit-feed', name: '(d) graphql-jit, same DataLoaders' },
 ] as const satisfies readonly { id: string; kind: ServerKind; name: string }[];
 type ServerId = (typeof FEED_SERVERS)[number]['id'];
-/** Tally's req/s over the baseline's must reach these (issue 8); its round trips per page stay within ROUND_TRIPS_TARGET. */
+// Issue 8: Tally's req/s over the baseline's reach these; its Redis round trips per page stay within ROUND_TRIPS_TARGET.
 const TARGETS: Partial<Record<ServerId, number>> = { a: 2.5, d: 0.8 };
 const ROUND_TRIPS_TARGET = 2;
 
@@ -39,12 +38,9 @@ export async function runFeedScenario(opts: { serverEnv: Record<string, string>;
       return n;
     });
   // Not timed: Redis per request alone (20 requests) and loaded, and a warm-up.
-  const prepare = async (
-    server: ServerHandle,
-    run: { name: string; server: ServerId; query: 'feed' | 'floor'; page: number | null },
-    expectBody: string,
-  ) => {
-    const [query, variables] = run.page === null ? [FLOOR, {}] : [FEED, { first: run.page }];
+  const prepare = async (server: ServerHandle, id: ServerId, name: string, page: number | null, expectBody: string) => {
+    const run = { name, server: id, query: page === null ? ('floor' as const) : ('feed' as const), page };
+    const [query, variables] = page === null ? [FLOOR, {}] : [FEED, { first: page }];
     const body = JSON.stringify({ query, variables });
     const redisAlone = await oneByOne(server, 20, query, variables);
     await warmUp(server, body, headers, opts.warmupS);
@@ -52,10 +48,10 @@ export async function runFeedScenario(opts: { serverEnv: Record<string, string>;
     const amount = FEED_CONNECTIONS * 8;
     const redisLoaded = await redisPerRequest(server, async () => {
       const { failures } = await runLoad({ url: server.url, connections: FEED_CONNECTIONS, amount, body, headers, expectBody });
-      if (failures > 0) throw new Error(`${run.name}: ${failures} failed requests`);
+      if (failures > 0) throw new Error(`${name}: ${failures} failed requests`);
       return amount;
     });
-    return { run, redisAlone, redisLoaded, server, label: `${run.server} ${run.page ?? 'floor'}`, body, expectBody };
+    return { run, redisAlone, redisLoaded, server, label: `${id} ${page ?? 'floor'}`, body, expectBody };
   };
 
   const servers: ServerHandle[] = [];
@@ -71,10 +67,10 @@ export async function runFeedScenario(opts: { serverEnv: Record<string, string>;
       for (const page of PAGES) pages.push(await checkPage(server, name, page));
       if (id === 'tally') {
         const floor = await gql(server.url, FLOOR, {}, token);
-        cases.push(await prepare(server, { name: 'Tally { __typename }', server: id, query: 'floor', page: null }, floor.text));
+        cases.push(await prepare(server, id, 'Tally { __typename }', null, floor.text));
         for (const page of ROUND_TRIP_PAGES) roundTripsByPage.push({ page, ...(await oneByOne(server, 10, FEED, { first: page }))! });
       }
-      for (const [i, page] of PAGES.entries()) cases.push(await prepare(server, { name, server: id, query: 'feed', page }, pages[i]!));
+      for (const [i, page] of PAGES.entries()) cases.push(await prepare(server, id, name, page, pages[i]!));
     }
     const timed = await timeInRounds(cases, opts.durationS, headers, false);
     const runs = cases.map((c, i) => ({ ...c.run, ...timed[i]!, redisAlone: c.redisAlone, redisLoaded: c.redisLoaded }));
@@ -84,11 +80,8 @@ export async function runFeedScenario(opts: { serverEnv: Record<string, string>;
   }
 }
 
-function runOf(runs: FeedResults['runs'], server: ServerId, page: number | null) {
-  const run = runs.find((r) => r.server === server && r.page === page);
-  if (!run) throw new Error(`no feed ${page ?? 'floor'} run of ${server}`);
-  return run;
-}
+const runOf = (runs: FeedResults['runs'], server: ServerId, page: number | null) =>
+  runs.find((r) => r.server === server && r.page === page)!;
 
 export function feedRatios(runs: FeedResults['runs'], roundTripsByPage: FeedResults['roundTripsByPage']): Ratio[] {
   const worst = Math.max(...roundTripsByPage.map((r) => r.roundTrips));

@@ -14,19 +14,13 @@ import { columns, type Ratio, ratioLine, times } from '../lib/report.js';
 import { range } from '../lib/seed.js';
 import { DATA_SETS, type DataSet, inGroups } from './memoryData.js';
 
-/** Tally's default; it only sets the width of the `{pN}` tags in key names. */
-const PARTITIONS = 16;
-/** Schema v1's chunk (docs/design.md "Relation storage"). */
-const CHUNK_IDS = 32_768;
-/** Posts written, measured and deleted at once (bounds the memory the sparse plain bitmaps take). */
-const POST_BATCH = 20;
+const PARTITIONS = 16; // Tally's default; it only sets the width of the `{pN}` tags in key names
+const CHUNK_IDS = 32_768; // schema v1's chunk (docs/design.md "Relation storage")
+const POST_BATCH = 20; // posts written, measured and deleted at once (bounds what the sparse plain bitmaps take)
 const COUNTED_ENTITIES = 100_000;
-/** Entities per fixed-slot string. */
-const SLOTS = 1024;
-/** Issue 8: Tally ≤ 10 B per relation on sparse and long-tail data, never more than the plain bitmap on dense data. */
+const SLOTS = 1024; // entities per fixed-slot string
+// Issue 8: Tally ≤ 10 B per relation on sparse and long-tail data, never more than the plain bitmap on dense data.
 const BYTES_PER_RELATION_TARGET = 10;
-
-/** The Redis settings the sizes depend on. */
 const REDIS_SETTINGS = ['hash-max-listpack-entries', 'hash-max-listpack-value', 'set-max-intset-entries'];
 const LIKE = POST_RELATIONS.LIKE;
 const keys = createKeys('', PARTITIONS);
@@ -90,22 +84,13 @@ function entityLayouts(counters: number[][]): Record<string, Layout<number>> {
   };
 }
 
-/** Writes `items`, `perPipeline` to a pipeline. */
-async function writeAll<T>(redis: Redis, items: readonly T[], perPipeline: number, write: (p: Pipeline, item: T) => void) {
-  for (const group of inGroups(items, perPipeline)) {
-    const pipeline = redis.pipeline();
-    for (const item of group) write(pipeline, item);
-    for (const [error] of (await pipeline.exec())!) if (error) throw error;
-  }
-}
-
 async function scanKeys(redis: Redis, match: string): Promise<string[]> {
   const found: string[] = [];
   for await (const batch of redis.scanStream({ match, count: 1000 })) found.push(...(batch as string[]));
   return found;
 }
 
-/** Adds the MEMORY USAGE (all elements sampled) of the keys matching `patterns`, counted by `kindOf` (OBJECT ENCODING by default); then empties the database. */
+/** Adds up MEMORY USAGE (all elements sampled) of the keys matching `patterns`, counted by `kindOf` (default OBJECT ENCODING); empties the database. */
 async function measure(redis: Redis, into: Memory, patterns = ['*'], kindOf?: (key: string) => string) {
   const names = (await Promise.all(patterns.map((match) => scanKeys(redis, match)))).flat();
   const sizes = await Promise.all(names.map((key) => redis.memory('USAGE', key, 'SAMPLES', 0)));
@@ -114,6 +99,20 @@ async function measure(redis: Redis, into: Memory, patterns = ['*'], kindOf?: (k
   for (const kind of kinds) into.keys[kind] = (into.keys[kind] ?? 0) + 1;
   await redis.flushdb();
   return into;
+}
+
+/** Each batch written (`perPipeline` items to a pipeline), measured and deleted in turn. */
+async function layoutMemory<T>(redis: Redis, batches: T[][], perPipeline: number, write: Layout<T>[1]): Promise<Memory> {
+  const memory = { bytes: 0, keys: {} };
+  for (const batch of batches) {
+    for (const group of inGroups(batch, perPipeline)) {
+      const pipeline = redis.pipeline();
+      for (const item of group) write(pipeline, item);
+      for (const [error] of (await pipeline.exec())!) if (error) throw error;
+    }
+    await measure(redis, memory);
+  }
+  return memory;
 }
 
 /** Tally's facts, written the way a like writes them (its keys counted by kind). */
@@ -136,11 +135,7 @@ async function measureRelations(redis: Redis & ScriptedRedis, set: DataSet) {
   const relations = [...set.likers.values()].reduce((n, ids) => n + ids.length, 0);
   const layouts: Record<string, Memory> = { tally: await measureTally(redis, set) };
   for (const [layout, [, write]] of Object.entries(RELATION_LAYOUTS)) {
-    layouts[layout] = { bytes: 0, keys: {} };
-    for (const batch of inGroups([...set.likers], POST_BATCH)) {
-      await writeAll(redis, batch, POST_BATCH, write);
-      await measure(redis, layouts[layout]!);
-    }
+    layouts[layout] = await layoutMemory(redis, inGroups([...set.likers], POST_BATCH), POST_BATCH, write);
   }
   const perRelation = Object.fromEntries(Object.entries(layouts).map(([l, m]) => [l, { ...m, perRelation: m.bytes / relations }]));
   return { dataSet: set.name, description: set.description, entities: set.likers.size, relations, layouts: perRelation };
@@ -153,8 +148,7 @@ async function measureEntities(redis: Redis) {
   const counters = range(0, COUNTED_ENTITIES).map(() => range(0, COUNTER_SLOTS).map((i) => Math.floor(scale[i]! * rand() ** 3)));
   const results = [];
   for (const [layout, [description, write]] of Object.entries(entityLayouts(counters))) {
-    await writeAll(redis, range(1, COUNTED_ENTITIES), 1000, write);
-    const { bytes, keys: encodings } = await measure(redis, { bytes: 0, keys: {} });
+    const { bytes, keys: encodings } = await layoutMemory(redis, [range(1, COUNTED_ENTITIES)], 1000, write);
     results.push({ layout, description, entities: COUNTED_ENTITIES, bytes, perEntity: bytes / COUNTED_ENTITIES, keys: encodings });
   }
   return results;
@@ -180,12 +174,10 @@ export async function runMemoryScenario(opts: { redisUrl: string; db: number; lo
   try {
     const relations = [];
     for (const make of DATA_SETS) {
-      const started = performance.now();
       const row = await measureRelations(redis, make());
       relations.push(row);
       const per = Object.entries(row.layouts).map(([l, m]) => `${l} ${m.perRelation.toFixed(1)}`);
-      const seconds = ((performance.now() - started) / 1000).toFixed(1);
-      opts.log(`  ${row.dataSet}: ${row.relations} relations on ${row.entities} posts; B/relation ${per.join(', ')} (${seconds} s)`);
+      opts.log(`  ${row.dataSet}: ${row.relations} relations on ${row.entities} posts; B/relation ${per.join(', ')}`);
     }
     const entities = await measureEntities(redis);
     const version = /redis_version:(\S+)/.exec(await redis.info('server'))?.[1];

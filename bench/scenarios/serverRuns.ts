@@ -1,6 +1,5 @@
-// What the feed, runtime and hot-post scenarios share: the feed query and the check that a
-// server answers the seeded page, timed runs in round-robin rounds (docs/performance.md,
-// "The bench"), Redis per request, and their lines of the bench's table.
+// What the feed, runtime and hot-post scenarios share (docs/performance.md, "The bench"): the feed
+// query and its check, timed round-robin rounds, Redis per request, and their table cells.
 import { isDeepStrictEqual } from 'node:util';
 import { combineRounds, gql, type LoadResult, runLoad } from '../lib/load.js';
 import type { Ratio } from '../lib/report.js';
@@ -8,8 +7,7 @@ import type { World } from '../lib/seed.js';
 import type { ServerHandle } from '../lib/servers.js';
 
 export const FEED_CONNECTIONS = 16;
-/** Timed seconds per case are split into this many rounds. */
-export const FEED_ROUNDS = 3;
+export const FEED_ROUNDS = 3; // the timed seconds of a case are split into this many rounds
 
 export const FEED = `query Feed($first: Int!) {
   feed(first: $first) {
@@ -18,25 +16,22 @@ export const FEED = `query Feed($first: Int!) {
   }
 }`;
 
-type Edge = { node: { id: string; counts: { likes: number; favs: number }; myState: { liked: boolean; faved: boolean } } };
-
 /**
- * A check of a server's page of `page` posts: it must be the seeded one and equal the first
- * server's page of that size. Resolves with the answer's text, which every timed response must equal.
+ * A check of a server's page of `page` posts: the first server's must be the seeded one, every
+ * other's the same. Resolves with the answer's text, which every timed response must then equal.
  */
 export function pageChecker(world: World, token: string) {
-  const reference = new Map<number, Edge[]>();
+  const reference = new Map<number, unknown>();
   return async (server: ServerHandle, name: string, page: number) => {
-    const { data, text } = await gql<{ feed: { edges: Edge[] } }>(server.url, FEED, { first: page }, token);
-    const edges = data.feed.edges;
-    if (edges.length !== page) throw new Error(`${name}: feed returned ${edges.length} posts, expected ${page}`);
-    for (const { node } of edges) {
-      const want = world.expected.get(Number(node.id));
-      const got = { ...node.counts, ...node.myState };
-      if (!isDeepStrictEqual(got, want))
-        throw new Error(`${name}: post ${node.id} answered ${JSON.stringify(got)}, expected ${JSON.stringify(want)}`);
+    const { data, text } = await gql(server.url, FEED, { first: page }, token);
+    const edges: { node: any }[] = data.feed.edges;
+    if (!reference.has(page)) {
+      const answered = edges.map(({ node }) => [Number(node.id), { ...node.counts, ...node.myState }]);
+      const seeded = answered.map(([id]) => [id, world.expected.get(id)]);
+      if (edges.length !== page || !isDeepStrictEqual(answered, seeded))
+        throw new Error(`${name}: feed ${page} is not the seeded page: ${text}`);
+      reference.set(page, edges);
     }
-    if (!reference.has(page)) reference.set(page, edges);
     if (!isDeepStrictEqual(edges, reference.get(page)))
       throw new Error(`${name} and the first server answered different feed pages of ${page}`);
     return text;
