@@ -64,8 +64,11 @@ export async function runLikeScenario(opts: { serverEnv: Record<string, string>;
       const poller = startCountPoller(reader.read);
       let load!: Awaited<ReturnType<typeof sendAll>>;
       // Tally: the API connection's round trips and commands per like (the poller's reads go through it too).
+      const acknowledged = (body: string) => {
+        if (body.includes('"changed":true')) acks.push(performance.now());
+      };
       const redisLoaded = await redisPerRequest(server, async () => {
-        load = await sendAll(server, likes, (body) => body.includes('"changed":true') && acks.push(performance.now()));
+        load = await sendAll(server, likes, acknowledged);
         return load.requests;
       });
       // Keep polling until the count shows every like, or the watch ends.
