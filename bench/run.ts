@@ -17,14 +17,11 @@ import { formatTable, targetsOf, writeResults } from './lib/report.js';
 import { FEED_POSTS, LIKE_TARGET_POSTS, seedWorld, USERS } from './lib/seed.js';
 import { erasureSettings, runErasureScenario } from './scenarios/erasure.js';
 import { erasureCorrect, erasureTable, erasureTargets } from './scenarios/erasureReport.js';
-import { FEED_CONNECTIONS, FEED_ROUNDS, FEED_SERVERS, PAGES, runFeedScenario } from './scenarios/feed.js';
-import { feedRatios, feedRows } from './scenarios/feedReport.js';
-import { runLikeScenario } from './scenarios/likes.js';
-import { likeRatios, likeRows } from './scenarios/likesReport.js';
+import { FEED_CONNECTIONS, FEED_ROUNDS, FEED_SERVERS, feedRatios, feedRows, PAGES, runFeedScenario } from './scenarios/feed.js';
+import { likeRatios, likeRows, runLikeScenario } from './scenarios/likes.js';
 import { liveSettings, runLiveScenario } from './scenarios/live.js';
 import { liveRatios, liveTable } from './scenarios/liveReport.js';
-import { memoryDb, runMemoryScenario } from './scenarios/memory.js';
-import { memoryRatios, memoryTable } from './scenarios/memoryReport.js';
+import { memoryDb, memoryRatios, memoryTable, runMemoryScenario } from './scenarios/memory.js';
 import { RUNTIME_PAGES, type RuntimeRun, runRuntimeScenario, runtimeRatios, runtimeRows } from './scenarios/runtimes.js';
 
 const durationS = Number(process.env.BENCH_DURATION_S ?? 6);

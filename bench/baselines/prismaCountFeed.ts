@@ -1,74 +1,49 @@
-// Baseline (c) for the feed: what a typical team builds with Prisma. A row per like and per
-// favourite (bench_feed_likes, bench_feed_favs, filled from the seeded relation facts), and
-// one findMany for the page that includes the author, the relation counts (`_count`) and the
-// viewer's own like and fav rows for myState; Apollo Server with its defaults, served by
-// `startStandaloneServer`. No Redis. Its Prisma client is generated from
-// bench/baselines/prisma/schema.prisma (`npm run bench:prisma`).
-
+// Baseline (c) of the feed (docs/performance.md, "The bench"): what a team builds with Prisma, rows
+// per like and fav counted by `_count` in one findMany; Apollo's defaults; its own Prisma schema.
 import { ApolloServer } from '@apollo/server';
 import { startStandaloneServer } from '@apollo/server/standalone';
 import { PrismaPg } from '@prisma/adapter-pg';
-import pg from 'pg';
 import { createAuth, type Viewer } from '../../src/auth/jwt.js';
 import { POST } from '../../src/domain/entities.js';
 import { POST_RELATIONS } from '../../src/domain/relations.js';
 import { typeDefs } from '../../src/graphql/schema.js';
-import { DateTime, feedCursor, feedPosition } from './baselineFeed.js';
+import { DateTime, feedPage, feedPosition, POOL_SIZE, withPg } from './common.js';
 import { PrismaClient } from './generated/client.js';
 
-const TABLES = { LIKE: 'bench_feed_likes', FAV: 'bench_feed_favs' } as const;
-
 /**
- * Creates the baseline's like and fav tables from the active relation facts in PostgreSQL
- * (the durable copy of what the seed wrote), and returns how many rows each got.
+ * Creates the like and fav tables from the active relation facts in PostgreSQL (the durable
+ * copy of what the seed wrote); throws unless they hold the `seeded` likes and favs.
  */
-export async function createFeedRelationTables(databaseUrl: string): Promise<{ likes: number; favs: number }> {
-  const client = new pg.Client({ connectionString: databaseUrl });
-  await client.connect();
-  try {
-    const rows: Record<string, number> = {};
-    for (const kind of ['LIKE', 'FAV'] as const) {
-      const table = TABLES[kind];
-      await client.query(`DROP TABLE IF EXISTS ${table}`);
-      await client.query(`
-        CREATE TABLE ${table} (
-          user_id BIGINT NOT NULL REFERENCES users (id),
-          post_id BIGINT NOT NULL REFERENCES posts (id),
-          PRIMARY KEY (user_id, post_id)
-        )`);
-      await client.query(`CREATE INDEX ON ${table} (post_id)`);
+export async function createFeedRelationTables(databaseUrl: string, seeded: Iterable<{ likes: number; favs: number }>) {
+  const posts = [...seeded];
+  const expected = { LIKE: posts.reduce((n, e) => n + e.likes, 0), FAV: posts.reduce((n, e) => n + e.favs, 0) };
+  await withPg(databaseUrl, async (client) => {
+    for (const [kind, table] of Object.entries({ LIKE: 'bench_feed_likes', FAV: 'bench_feed_favs' }) as ['LIKE' | 'FAV', string][]) {
+      await client.query(`DROP TABLE IF EXISTS ${table}; CREATE TABLE ${table} (user_id BIGINT NOT NULL REFERENCES users (id),
+        post_id BIGINT NOT NULL REFERENCES posts (id), PRIMARY KEY (user_id, post_id)); CREATE INDEX ON ${table} (post_id)`);
       const { rowCount } = await client.query(
-        `INSERT INTO ${table} (user_id, post_id)
-         SELECT user_id, entity_id FROM relation_facts WHERE entity_type = $1 AND kind = $2 AND active`,
+        `INSERT INTO ${table} (user_id, post_id) SELECT user_id, entity_id FROM relation_facts WHERE entity_type = $1 AND kind = $2 AND active`,
         [POST, POST_RELATIONS[kind].name],
       );
       await client.query(`ANALYZE ${table}`);
-      rows[kind] = rowCount ?? 0;
+      if (rowCount !== expected[kind]) throw new Error(`${table} got ${rowCount} rows, the seed wrote ${expected[kind]}`);
     }
-    return { likes: rows.LIKE!, favs: rows.FAV! };
-  } finally {
-    await client.end();
-  }
+  });
 }
 
-interface Context {
-  viewer: Viewer | null;
-}
+type Context = { viewer: Viewer | null };
 
 export async function startPrismaCountFeedServer(env: NodeJS.ProcessEnv) {
-  const prisma = new PrismaClient({ adapter: new PrismaPg({ connectionString: env.DATABASE_URL!, max: 10 }) }); // Tally's pool size
+  const prisma = new PrismaClient({ adapter: new PrismaPg({ connectionString: env.DATABASE_URL!, max: POOL_SIZE }) });
   const auth = createAuth(env.JWT_SECRET!);
-
   const feedPosts = (first: number, after: string | null | undefined, viewer: Viewer | null) => {
-    const position = after ? feedPosition(after) : null;
+    const position = feedPosition(after);
     // No user has id 0: an anonymous viewer gets empty lists, and one query shape for both.
     const own = { where: { userId: BigInt(viewer?.id ?? 0) }, select: { userId: true } };
     return prisma.post.findMany({
       where: {
         deletedAt: null,
-        ...(position && {
-          OR: [{ createdAt: { lt: position.at } }, { createdAt: position.at, id: { lt: position.id } }],
-        }),
+        ...(position && { OR: [{ createdAt: { lt: position.at } }, { createdAt: position.at, id: { lt: position.id } }] }),
       },
       orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
       take: first + 1,
@@ -80,11 +55,8 @@ export async function startPrismaCountFeedServer(env: NodeJS.ProcessEnv) {
   const resolvers = {
     DateTime,
     Query: {
-      feed: async (_: unknown, args: { first: number; after?: string | null }, { viewer }: Context) => {
-        const rows = await feedPosts(args.first, args.after, viewer);
-        const edges = rows.slice(0, args.first).map((node) => ({ cursor: feedCursor(node.createdAt, node.id), node }));
-        return { edges, pageInfo: { hasNextPage: rows.length > args.first, endCursor: edges.at(-1)?.cursor ?? null } };
-      },
+      feed: async (_: unknown, args: { first: number; after?: string | null }, { viewer }: Context) =>
+        feedPage(await feedPosts(args.first, args.after, viewer), args.first, (post) => [post.createdAt, post.id]),
     },
     Post: {
       id: (post: FeedPost) => String(post.id),
@@ -97,8 +69,9 @@ export async function startPrismaCountFeedServer(env: NodeJS.ProcessEnv) {
   };
 
   const apollo = new ApolloServer<Context>({ typeDefs, resolvers });
+  const listen = { host: env.HOST || '127.0.0.1', port: Number(env.PORT ?? 0) };
   const { url } = await startStandaloneServer(apollo, {
-    listen: { host: env.HOST || '127.0.0.1', port: Number(env.PORT ?? 0) },
+    listen,
     context: async ({ req }) => ({ viewer: await auth.viewerFrom(req.headers.authorization) }),
   });
   return {

@@ -1,7 +1,5 @@
-// Scenario "memory": what one relation (a user liking a post) and one counted entity cost in
-// Redis. No servers: Tally's facts go through its real write path (the setRelation script);
-// the layouts it is compared with are built directly. Key names are a deployment's, so it
-// needs an empty Redis database of its own. Method: docs/performance.md ("The bench").
+// Scenario "memory" (docs/performance.md, "The bench" and "Memory"): Redis bytes per relation
+// and per counted entity, Tally's layouts against others, in an empty Redis database of its own.
 import { Redis } from 'ioredis';
 import { random } from '../../prisma/random.js';
 import { packCounters } from '../../src/counters/packedCounters.js';
@@ -12,115 +10,135 @@ import { createReadiness } from '../../src/recovery/readiness.js';
 import { createKeys } from '../../src/redis/keys.js';
 import { type ScriptedRedis, withScripts } from '../../src/redis/luaScripts.js';
 import { createRelationStore } from '../../src/relations/relationStore.js';
+import { columns, type Ratio, ratioLine, times } from '../lib/report.js';
 import { range } from '../lib/seed.js';
-import { DATA_SETS, type DataSet } from './memoryData.js';
-import { build, inGroups, measureAndDelete, memoryOf, type Pipeline, scanKeys, unlinkAll } from './memoryRedis.js';
+import { DATA_SETS, type DataSet, inGroups } from './memoryData.js';
 
-/** One Redis server with Tally's scripts defined (SCAN walks one server). */
-type ScriptedServer = Redis & ScriptedRedis;
-
-/** Tally's default; it only sets the width of the `{pN}` tags in key names. */
-const PARTITIONS = 16;
-/** The pre-adaptive layout's chunk (schema v1, docs/design.md "Relation storage"). */
-const CHUNK_IDS = 32_768;
+const PARTITIONS = 16; // Tally's default; it only sets the width of the `{pN}` tags in key names
+const CHUNK_IDS = 32_768; // schema v1's chunk (docs/design.md "Relation storage")
+const POST_BATCH = 20; // posts written, measured and deleted at once (bounds what the sparse plain bitmaps take)
+const COUNTED_ENTITIES = 100_000;
+const SLOTS = 1024; // entities per fixed-slot string
+// Issue 8: Tally ≤ 10 B per relation on sparse and long-tail data, never more than the plain bitmap on dense data.
+const BYTES_PER_RELATION_TARGET = 10;
+const REDIS_SETTINGS = ['hash-max-listpack-entries', 'hash-max-listpack-value', 'set-max-intset-entries'];
 const LIKE = POST_RELATIONS.LIKE;
-/** Entities written, measured and deleted together (bounds the memory the sparse plain bitmaps take). */
-const ENTITY_BATCH = 20;
-/** setFact calls in flight at once (auto-pipelined). */
-const WRITE_BATCH = 2000;
-export const COUNTED_ENTITIES = 100_000;
-/** Entities per fixed-slot string. */
-const SLOTS = 1024;
-
-export type RelationLayout = 'tally' | 'plainBitmap' | 'set' | 'hash';
-export const RELATION_LAYOUTS: Record<RelationLayout, string> = {
-  tally: 'Tally, as its setRelation script stores a relation (every bm* and ra* key)',
-  plainBitmap: 'plain bitmap (SETBIT bm:<entity>:<chunk> + SET of chunks)',
-  set: 'SET of user ids (SADD)',
-  hash: 'HASH user id -> 1 (HSET)',
-};
-export type EntityLayout = 'packed' | 'hash5' | 'bucketHash' | 'slotString' | 'slotStringPresized';
-export const ENTITY_LAYOUTS: Record<EntityLayout, string> = {
-  packed: "packed string per entity (Tally's cnt:, 20 bytes)",
-  hash5: 'HASH per entity, 5 fields "0".."4"',
-  bucketHash: 'bucketed HASH: 100 entities per key, field id -> 20-byte packed counters',
-  slotString: 'fixed-slot string: 1,024 entities per key, SETRANGE (id % 1024) * 20',
-  slotStringPresized: 'the same, each key first SET to 20,480 zero bytes (NX)',
-};
-
-export type MemoryResults = Awaited<ReturnType<typeof runMemoryScenario>>;
-
 const keys = createKeys('', PARTITIONS);
 const post = (id: number) => ({ type: POST, id });
-/** Bytes and keys (by kind for Tally, by OBJECT ENCODING otherwise) of one layout on one data set. */
-type LayoutMemory = { bytes: number; perRelation: number; keys: Record<string, number> };
+type Pipeline = ReturnType<Redis['pipeline']>;
+type Memory = { bytes: number; keys: Record<string, number> };
 
-const relationsIn = (set: DataSet) => [...set.likers.values()].reduce((n, ids) => n + ids.length, 0);
+type Layout<T> = [name: string, write: (p: Pipeline, item: T) => void];
 
-/** Tally's facts, written the way a like writes them. */
-async function measureTally(redis: ScriptedServer, set: DataSet): Promise<LayoutMemory> {
+/** A whole relation in one key, named like Tally's keys, its user ids added 1,000 per command. */
+const wholeRelation =
+  (add: (p: Pipeline, key: string, userIds: number[]) => void): Layout<[number, number[]]>[1] =>
+  (p, [id, userIds]) => {
+    const key = `rel:${keys.partitionTag(keys.partitionOf(post(id)))}:${keys.relationBase(LIKE.name, post(id))}`;
+    for (const group of inGroups(userIds, 1000)) add(p, key, group);
+  };
+
+/** What Tally's relations are compared with (each writes one post's likes), by their table column. */
+const RELATION_LAYOUTS: Record<string, Layout<[number, number[]]>> = {
+  plainBitmap: [
+    'plain bitmap',
+    (p, [id, userIds]) => {
+      for (const userId of userIds) {
+        p.setbit(keys.bitmapChunk(LIKE.name, post(id), Math.floor(userId / CHUNK_IDS)), userId % CHUNK_IDS, 1);
+        p.sadd(keys.chunkIndex(LIKE.name, post(id)), Math.floor(userId / CHUNK_IDS));
+      }
+    },
+  ],
+  set: ['SET', wholeRelation((p, key, group) => p.sadd(key, ...group))],
+  hash: ['HASH', wholeRelation((p, key, group) => p.hset(key, ...group.flatMap((u) => [u, 1])))],
+};
+
+/** The layouts of counted entities (each writes one entity's counters), by their description. */
+function entityLayouts(counters: number[][]): Record<string, Layout<number>> {
+  const packed = (id: number) => packCounters(counters[id - 1]!);
+  const slotKey = (id: number) => `cnt:post:${Math.floor(id / SLOTS)}`;
+  const presized = new Set<string>();
+  return {
+    packed: ["packed string per entity (Tally's cnt:, 20 bytes)", (p, id) => p.set(keys.counters(post(id)), packed(id))],
+    hash5: [
+      'HASH per entity, 5 fields "0".."4"',
+      (p, id) => p.hset(keys.counters(post(id)), ...counters[id - 1]!.flatMap((v, i) => [i, v])),
+    ],
+    bucketHash: [
+      'bucketed HASH: 100 entities per key, field id -> 20-byte packed counters',
+      (p, id) => p.hset(`cnt:post:${Math.floor(id / 100)}`, id, packed(id)),
+    ],
+    slotString: [
+      'fixed-slot string: 1,024 entities per key, SETRANGE (id % 1024) * 20',
+      (p, id) => p.setrange(slotKey(id), (id % SLOTS) * 20, packed(id)),
+    ],
+    // SETRANGE grows a string as appends do (to twice the length asked); one SET at full length allocates that length.
+    slotStringPresized: [
+      'the same, each key first SET to 20,480 zero bytes (NX)',
+      (p, id) => {
+        if (!presized.has(slotKey(id))) p.set(slotKey(id), Buffer.alloc(SLOTS * 20), 'NX');
+        presized.add(slotKey(id));
+        p.setrange(slotKey(id), (id % SLOTS) * 20, packed(id));
+      },
+    ],
+  };
+}
+
+async function scanKeys(redis: Redis, match: string): Promise<string[]> {
+  const found: string[] = [];
+  for await (const batch of redis.scanStream({ match, count: 1000 })) found.push(...(batch as string[]));
+  return found;
+}
+
+/** Adds up MEMORY USAGE (all elements sampled) of the keys matching `patterns`, counted by `kindOf` (default OBJECT ENCODING); empties the database. */
+async function measure(redis: Redis, into: Memory, patterns = ['*'], kindOf?: (key: string) => string) {
+  const names = (await Promise.all(patterns.map((match) => scanKeys(redis, match)))).flat();
+  const sizes = await Promise.all(names.map((key) => redis.memory('USAGE', key, 'SAMPLES', 0)));
+  into.bytes += sizes.reduce<number>((sum, b) => sum + (b ?? 0), 0);
+  const kinds = kindOf ? names.map(kindOf) : await Promise.all(names.map(async (key) => String(await redis.object('ENCODING', key))));
+  for (const kind of kinds) into.keys[kind] = (into.keys[kind] ?? 0) + 1;
+  await redis.flushdb();
+  return into;
+}
+
+/** Each batch written (`perPipeline` items to a pipeline), measured and deleted in turn. */
+async function layoutMemory<T>(redis: Redis, batches: T[][], perPipeline: number, write: Layout<T>[1]): Promise<Memory> {
+  const memory = { bytes: 0, keys: {} };
+  for (const batch of batches) {
+    for (const group of inGroups(batch, perPipeline)) {
+      const pipeline = redis.pipeline();
+      for (const item of group) write(pipeline, item);
+      for (const [error] of (await pipeline.exec())!) if (error) throw error;
+    }
+    await measure(redis, memory);
+  }
+  return memory;
+}
+
+/** Tally's facts, written the way a like writes them (its keys counted by kind). */
+async function measureTally(redis: Redis & ScriptedRedis, set: DataSet): Promise<Memory> {
   const store = createRelationStore(redis, keys);
   await createReadiness(redis, keys).markAllReady(); // a whole deployment, as after its first start
-  const outboxes = range(0, PARTITIONS).map((p) => keys.outbox(p));
-  const writes = [...set.likers].flatMap(([id, users]) => users.map((userId) => ({ id, userId })));
+  const writes = [...set.likers].flatMap(([id, users]) => users.map((userId) => ({ entity: post(id), userId })));
   let changed = 0;
-  for (const batch of inGroups(writes, WRITE_BATCH)) {
-    const results = await Promise.all(
-      batch.map(({ id, userId }) => store.setFact({ userId, entity: post(id), relation: LIKE, authorId: 1, active: true })),
-    );
+  for (const batch of inGroups(writes, 2000)) {
+    const results = await Promise.all(batch.map((w) => store.setFact({ ...w, relation: LIKE, authorId: 1, active: true })));
     changed += results.filter((r) => r.changed).length;
-    await redis.del(...outboxes); // events are not facts, and nothing consumes them here
+    await redis.del(...range(0, PARTITIONS).map((p) => keys.outbox(p))); // events are not facts, and nothing consumes them here
   }
   // Every like is new: anything else means the facts went somewhere this scan will not look.
   if (changed !== writes.length) throw new Error(`memory/${set.name}: Tally reported ${changed} changes for ${writes.length} new likes`);
-  const factKeys = [...(await scanKeys(redis, 'bm*')), ...(await scanKeys(redis, 'ra*'))];
-  if (factKeys.length === 0) throw new Error(`memory/${set.name}: no Tally fact keys`);
-  const kinds: Record<string, number> = {};
-  for (const key of factKeys) {
-    const kind = /^(bmi|bm|rai|ra):/.exec(key)?.[1] ?? 'other';
-    kinds[kind] = (kinds[kind] ?? 0) + 1;
-  }
-  const bytes = await memoryOf(redis, factKeys);
-  await unlinkAll(redis, await scanKeys(redis, '*'));
-  return { bytes, perRelation: bytes / writes.length, keys: kinds };
+  return measure(redis, { bytes: 0, keys: {} }, ['bm*', 'ra*'], (key) => /^(bmi|bm|rai|ra):/.exec(key)?.[1] ?? 'other');
 }
 
-/** A whole relation in one key (the SET and HASH layouts), named like Tally's keys. */
-const relationKey = (id: number) => `rel:${keys.partitionTag(keys.partitionOf(post(id)))}:${keys.relationBase(LIKE.name, post(id))}`;
-
-/** The layouts Tally is compared with: each queues one post's likes and returns the keys it wrote. */
-const COMPARED: Record<Exclude<RelationLayout, 'tally'>, (pipeline: Pipeline, entry: [number, number[]]) => string[]> = {
-  plainBitmap: (pipeline, [id, userIds]) => {
-    const written = [keys.chunkIndex(LIKE.name, post(id))];
-    for (const userId of userIds) {
-      const chunk = Math.floor(userId / CHUNK_IDS);
-      const key = keys.bitmapChunk(LIKE.name, post(id), chunk);
-      pipeline.setbit(key, userId % CHUNK_IDS, 1);
-      pipeline.sadd(written[0]!, chunk);
-      written.push(key);
-    }
-    return written;
-  },
-  set: (pipeline, [id, userIds]) => {
-    for (const group of inGroups(userIds, 1000)) pipeline.sadd(relationKey(id), ...group);
-    return [relationKey(id)];
-  },
-  hash: (pipeline, [id, userIds]) => {
-    for (const group of inGroups(userIds, 1000)) pipeline.hset(relationKey(id), ...group.flatMap((u) => [u, 1]));
-    return [relationKey(id)];
-  },
-};
-
-async function measureRelations(redis: ScriptedServer, set: DataSet) {
-  const layouts = { tally: await measureTally(redis, set) } as Record<RelationLayout, LayoutMemory>;
-  for (const [layout, write] of Object.entries(COMPARED) as [RelationLayout, (typeof COMPARED)['set']][]) {
-    const encodings: Record<string, number> = {};
-    let bytes = 0;
-    for (const batch of inGroups([...set.likers], ENTITY_BATCH))
-      bytes += await measureAndDelete(redis, await build(redis, [batch], write), encodings);
-    layouts[layout] = { bytes, perRelation: bytes / relationsIn(set), keys: encodings };
+async function measureRelations(redis: Redis & ScriptedRedis, set: DataSet) {
+  const relations = [...set.likers.values()].reduce((n, ids) => n + ids.length, 0);
+  const layouts: Record<string, Memory> = { tally: await measureTally(redis, set) };
+  for (const [layout, [, write]] of Object.entries(RELATION_LAYOUTS)) {
+    layouts[layout] = await layoutMemory(redis, inGroups([...set.likers], POST_BATCH), POST_BATCH, write);
   }
-  return { dataSet: set.name, description: set.description, entities: set.likers.size, relations: relationsIn(set), layouts };
+  const perRelation = Object.fromEntries(Object.entries(layouts).map(([l, m]) => [l, { ...m, perRelation: m.bytes / relations }]));
+  return { dataSet: set.name, description: set.description, entities: set.likers.size, relations, layouts: perRelation };
 }
 
 async function measureEntities(redis: Redis) {
@@ -128,64 +146,12 @@ async function measureEntities(redis: Redis) {
   // Plausible magnitudes of an entity's five counters (reads >> likes >> favs...).
   const scale = [20_000, 2_000, 300, 100, 50];
   const counters = range(0, COUNTED_ENTITIES).map(() => range(0, COUNTER_SLOTS).map((i) => Math.floor(scale[i]! * rand() ** 3)));
-  const packedOf = (id: number) => packCounters(counters[id - 1]!);
-  const bucketKey = (id: number) => `cnt:post:${Math.floor(id / 100)}`;
-  const slotKey = (id: number) => `cnt:post:${Math.floor(id / SLOTS)}`;
-  const slot = (id: number) => (id % SLOTS) * 20;
-  const presized = new Set<string>();
-  /** Each queues one entity's counters and returns the key it wrote. */
-  const layouts: Record<EntityLayout, (pipeline: Pipeline, id: number) => string> = {
-    packed: (pipeline, id) => {
-      pipeline.set(keys.counters(post(id)), packedOf(id));
-      return keys.counters(post(id));
-    },
-    hash5: (pipeline, id) => {
-      pipeline.hset(keys.counters(post(id)), ...counters[id - 1]!.flatMap((v, i) => [String(i), v]));
-      return keys.counters(post(id));
-    },
-    bucketHash: (pipeline, id) => {
-      pipeline.hset(bucketKey(id), id, packedOf(id));
-      return bucketKey(id);
-    },
-    slotString: (pipeline, id) => {
-      pipeline.setrange(slotKey(id), slot(id), packedOf(id));
-      return slotKey(id);
-    },
-    // SETRANGE grows a string the way every append does (to twice the length asked, below
-    // 1 MB); a string created at its full length by SET is allocated at that length.
-    slotStringPresized: (pipeline, id) => {
-      if (!presized.has(slotKey(id))) pipeline.set(slotKey(id), Buffer.alloc(SLOTS * 20), 'NX');
-      presized.add(slotKey(id));
-      pipeline.setrange(slotKey(id), slot(id), packedOf(id));
-      return slotKey(id);
-    },
-  };
-  const ids = range(1, COUNTED_ENTITIES);
   const results = [];
-  // Each layout is written, measured and deleted before the next: they may share names.
-  for (const [layout, write] of Object.entries(layouts) as [EntityLayout, (typeof layouts)['packed']][]) {
-    const encodings: Record<string, number> = {};
-    const bytes = await measureAndDelete(redis, await build(redis, inGroups(ids, 1000), (p, id) => [write(p, id)]), encodings);
-    results.push({
-      layout,
-      description: ENTITY_LAYOUTS[layout],
-      entities: ids.length,
-      bytes,
-      perEntity: bytes / ids.length,
-      keys: encodings,
-    });
+  for (const [layout, [description, write]] of Object.entries(entityLayouts(counters))) {
+    const { bytes, keys: encodings } = await layoutMemory(redis, [range(1, COUNTED_ENTITIES)], 1000, write);
+    results.push({ layout, description, entities: COUNTED_ENTITIES, bytes, perEntity: bytes / COUNTED_ENTITIES, keys: encodings });
   }
   return results;
-}
-
-async function redisSettings(redis: Redis): Promise<Record<string, string | null>> {
-  const config = async (name: string) => ((await redis.config('GET', name)) as string[])[1] ?? null;
-  return {
-    version: /redis_version:(\S+)/.exec(await redis.info('server'))?.[1] ?? null,
-    'hash-max-listpack-entries': await config('hash-max-listpack-entries'),
-    'hash-max-listpack-value': await config('hash-max-listpack-value'),
-    'set-max-intset-entries': await config('set-max-intset-entries'),
-  };
 }
 
 /** The Redis database the scenario uses: BENCH_MEMORY_DB, default 15. */
@@ -195,19 +161,10 @@ export function memoryDb(): number {
   return db;
 }
 
-/** Deletes every key in `db` (after an interrupted run: the scenario only runs on an empty one). */
-export async function emptyMemoryDb(redisUrl: string, db: number): Promise<void> {
-  const redis = new Redis(redisUrl, { db });
-  try {
-    await unlinkAll(redis, await scanKeys(redis, '*'));
-  } finally {
-    redis.disconnect();
-  }
-}
+export type MemoryResults = Awaited<ReturnType<typeof runMemoryScenario>>;
 
 /** Measures every layout on every data set in Redis database `db`, which must be empty, and empties it again. */
-export async function runMemoryScenario(opts: { redisUrl: string; db: number; log?: (line: string) => void }) {
-  const log = opts.log ?? (() => {});
+export async function runMemoryScenario(opts: { redisUrl: string; db: number; log: (line: string) => void }) {
   const redis = withScripts(new Redis(opts.redisUrl, { db: opts.db, enableAutoPipelining: true }));
   const held = await redis.dbsize();
   if (held > 0) {
@@ -217,30 +174,77 @@ export async function runMemoryScenario(opts: { redisUrl: string; db: number; lo
   try {
     const relations = [];
     for (const make of DATA_SETS) {
-      const set = make();
-      const started = performance.now();
-      const row = await measureRelations(redis, set);
+      const row = await measureRelations(redis, make());
       relations.push(row);
-      const per = (l: RelationLayout) => row.layouts[l].perRelation.toFixed(1);
-      log(
-        `  ${set.name}: ${row.relations} relations on ${row.entities} posts; B/relation Tally ${per('tally')}, ` +
-          `plain bitmap ${per('plainBitmap')}, SET ${per('set')}, HASH ${per('hash')} (${((performance.now() - started) / 1000).toFixed(1)} s)`,
-      );
+      const per = Object.entries(row.layouts).map(([l, m]) => `${l} ${m.perRelation.toFixed(1)}`);
+      opts.log(`  ${row.dataSet}: ${row.relations} relations on ${row.entities} posts; B/relation ${per.join(', ')}`);
     }
     const entities = await measureEntities(redis);
-    log(
-      `  per counted entity (${COUNTED_ENTITIES.toLocaleString('en-US')}): ${entities.map((e) => `${e.layout} ${e.perEntity.toFixed(1)} B`).join(', ')}`,
-    );
-    return {
-      method: 'docs/performance.md#the-bench',
-      db: opts.db,
-      relationLayouts: RELATION_LAYOUTS,
-      redis: await redisSettings(redis),
-      relations,
-      entities,
-    };
+    const version = /redis_version:(\S+)/.exec(await redis.info('server'))?.[1];
+    const settings = (await redis.call('CONFIG', 'GET', ...REDIS_SETTINGS)) as string[];
+    const info: Record<string, string> = { version: version ?? '?', ...Object.fromEntries(inGroups(settings, 2)) };
+    return { method: 'docs/performance.md#the-bench', db: opts.db, redis: info, relations, entities };
   } finally {
-    await unlinkAll(redis, await scanKeys(redis, '*'));
+    await redis.flushdb();
     redis.disconnect();
   }
+}
+
+const bytes = (x: number) => `${x.toFixed(x >= 100 ? 0 : x >= 10 ? 1 : 2)} B`;
+
+export const memoryRatios = (results: MemoryResults): Ratio[] =>
+  results.relations.map(({ dataSet, relations, layouts }): Ratio => {
+    const { tally, plainBitmap: plain, set, hash } = layouts as Record<string, (typeof layouts)[string]>;
+    if (!dataSet.startsWith('dense')) {
+      const detail = `plain bitmap ${bytes(plain!.perRelation)}, ${times(plain!.bytes / tally!.bytes)} Tally; SET ${bytes(set!.perRelation)}, HASH ${bytes(hash!.perRelation)}`;
+      return {
+        label: `Tally memory per relation, ${dataSet}`,
+        value: tally!.perRelation,
+        format: bytes,
+        target: BYTES_PER_RELATION_TARGET,
+        atMost: true,
+        detail,
+      };
+    }
+    const detail = `${tally!.bytes} B vs ${plain!.bytes} B for ${relations} relations`;
+    return { label: `Tally / plain bitmap memory, ${dataSet}`, value: tally!.bytes / plain!.bytes, target: 1, atMost: true, detail };
+  });
+
+const keyCounts = (counts: Record<string, number>) =>
+  Object.entries(counts)
+    .map(([k, n]) => `${n} ${k}`)
+    .join(', ');
+
+export function memoryTable(results: MemoryResults): string {
+  const layouts = ['tally', ...Object.keys(RELATION_LAYOUTS)];
+  const header = [
+    'memory per relation',
+    'posts',
+    'likes',
+    'Tally B/like',
+    ...Object.values(RELATION_LAYOUTS).map(([c]) => c),
+    'Tally / plain',
+    'Tally keys',
+  ];
+  const perRelation = columns(
+    header,
+    results.relations.map((row) => [
+      row.dataSet,
+      String(row.entities),
+      String(row.relations),
+      ...layouts.map((l) => bytes(row.layouts[l]!.perRelation)),
+      times(row.layouts.tally!.bytes / row.layouts.plainBitmap!.bytes),
+      keyCounts(row.layouts.tally!.keys),
+    ]),
+    (i) => i >= 1 && i < 8,
+  );
+  const packed = results.entities[0]!;
+  const perEntity = columns(
+    [`memory per counted entity (${packed.entities.toLocaleString('en-US')} posts)`, 'B/entity', 'vs packed', 'keys'],
+    results.entities.map((e) => [e.description, bytes(e.perEntity), times(e.bytes / packed.bytes), keyCounts(e.keys)]),
+    (i) => i >= 1 && i < 3,
+  );
+  const redis = Object.entries(results.redis).map(([name, value]) => `${name} ${value}`);
+  const note = `Keys named as in a deployment without REDIS_KEY_PREFIX, in Redis database ${results.db} (Redis ${redis.join(', ')}).`;
+  return [perRelation, '', perEntity, note, '', ...memoryRatios(results).map(ratioLine)].join('\n');
 }

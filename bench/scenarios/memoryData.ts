@@ -3,11 +3,10 @@
 import { random, shuffled } from '../../prisma/random.js';
 import { range } from '../lib/seed.js';
 
-export interface DataSet {
-  name: string;
-  description: string;
-  likers: Map<number, number[]>;
-}
+export type DataSet = { name: string; description: string; likers: Map<number, number[]> };
+
+export const inGroups = <T>(items: readonly T[], size: number) =>
+  Array.from({ length: Math.ceil(items.length / size) }, (_, i) => items.slice(i * size, (i + 1) * size));
 
 /** `count` distinct ids from `draw`, in drawing order. */
 function distinct(count: number, draw: () => number): number[] {
@@ -16,15 +15,13 @@ function distinct(count: number, draw: () => number): number[] {
   return [...ids];
 }
 
-function denseSet(n: number): DataSet {
-  return {
-    name: `dense ${n.toLocaleString('en-US')}`,
-    description: `users 1..${n} (one 32,768-id chunk) like one post, in random order`,
-    likers: new Map([[1, shuffled(range(1, n), random(n))]]),
-  };
-}
+const dense = (n: number): DataSet => ({
+  name: `dense ${n.toLocaleString('en-US')}`,
+  description: `users 1..${n} (one 32,768-id chunk) like one post, in random order`,
+  likers: new Map([[1, shuffled(range(1, n), random(n))]]),
+});
 
-function sparseSet(): DataSet {
+function sparse(): DataSet {
   const rand = random(100_000_000);
   const likers = new Map(range(1, 1000).map((post) => [post, distinct(100, () => 1 + Math.floor(rand() * 1e8))]));
   return { name: 'sparse', description: '1,000 posts x 100 likers drawn uniformly among user ids 1..10^8', likers };
@@ -35,18 +32,16 @@ function sparseSet(): DataSet {
  * thousands, the median 3); likers among 10^7 users, id = 1 + floor(10^7 u²), so early users
  * (low ids) like far more than recent ones.
  */
-function longTailSet(): DataSet {
+function longTail(): DataSet {
   const rand = random(10_000_000);
   const ranks = shuffled(range(1, 10_000), rand);
-  const likers = new Map(
-    ranks.map((rank, i) => [i + 1, distinct(Math.max(1, Math.round(30_000 * rank ** -1.1)), () => 1 + Math.floor(1e7 * rand() ** 2))]),
-  );
+  const likes = (rank: number) => Math.max(1, Math.round(30_000 * rank ** -1.1));
   return {
     name: 'long tail',
     description: '10,000 posts, likes by rank r = max(1, round(30,000 r^-1.1)); likers among 10^7 ids, density ∝ 1/√id',
-    likers,
+    likers: new Map(ranks.map((rank, i) => [i + 1, distinct(likes(rank), () => 1 + Math.floor(1e7 * rand() ** 2))])),
   };
 }
 
 /** Each data set, built when its turn comes (the long tail alone holds ~10^5 ids). */
-export const DATA_SETS = [() => denseSet(100), () => denseSet(5_000), () => denseSet(32_000), sparseSet, longTailSet];
+export const DATA_SETS = [() => dense(100), () => dense(5_000), () => dense(32_000), sparse, longTail];
