@@ -1,153 +1,195 @@
-// `npm run bench`: sets up its own PostgreSQL database and Redis key prefix, seeds a world
-// through Tally's write path, runs the scenarios (each server under test in a child process,
-// load generated here), prints one comparison table, writes bench/results/latest.json, and
-// removes everything it created.
-//
-// Env: BENCH_DURATION_S (timed run per feed case, default 6), BENCH_LIKES (distinct users
-// liking the one hot post, per server, default 20000), TEST_DATABASE_URL / TEST_REDIS_URL (admin database and Redis, as for tests),
-// BENCH_NODE_BINARIES (the Node binaries Tally's feed is compared on, default Node 20 and 24; see bench/lib/nodeBinaries.ts),
-// BENCH_LIVE_* (the live counts scenario, bench/scenarios/live.ts, on a database and key prefix of its own),
-// BENCH_ERASURE_* (the account erasure scenario, bench/scenarios/erasure.ts, likewise, last).
+// `npm run bench [scenario …]`: the named scenarios (every one, in SCENARIOS order, when none
+// is named), each server under test in a child process and the load generated here, on
+// databases and Redis key prefixes the run creates and removes (also when interrupted). Prints
+// each scenario's table and writes bench/results/latest.json (or <names>.json for a subset).
+// Scenarios and settings: docs/performance.md ("The bench").
 import os from 'node:os';
+import { Redis } from 'ioredis';
 import { projectPath } from '../src/paths.js';
-import { type BenchEnv, createBenchEnv, tallyEnv } from './lib/env.js';
+import { ADMIN_DATABASE_URL, TEST_REDIS_URL } from '../test/support/env.js';
+import { type BenchEnv, createBenchEnv, intSetting, tallyEnv } from './lib/env.js';
 import { machineInfo } from './lib/machine.js';
 import { nodeBinaries } from './lib/nodeBinaries.js';
-import { formatTable, targetsOf, writeResults } from './lib/report.js';
-import { FEED_POSTS, LIKE_TARGET_POSTS, seedWorld, USERS } from './lib/seed.js';
+import { formatTable, type Ratio, targetsOf, writeResults } from './lib/report.js';
+import { seedWorld, USERS, type World } from './lib/seed.js';
 import { erasureSettings, runErasureScenario } from './scenarios/erasure.js';
 import { erasureCorrect, erasureTable, erasureTargets } from './scenarios/erasureReport.js';
 import { FEED_CONNECTIONS, FEED_ROUNDS, FEED_SERVERS, feedRatios, feedRows, PAGES, runFeedScenario } from './scenarios/feed.js';
 import { likeRatios, likeRows, runLikeScenario } from './scenarios/likes.js';
 import { liveSettings, runLiveScenario } from './scenarios/live.js';
-import { liveRatios, liveTable } from './scenarios/liveReport.js';
+import { livePassed, liveRatios, liveTable } from './scenarios/liveReport.js';
 import { memoryDb, memoryRatios, memoryTable, runMemoryScenario } from './scenarios/memory.js';
-import { RUNTIME_PAGES, type RuntimeRun, runRuntimeScenario, runtimeRatios, runtimeRows } from './scenarios/runtimes.js';
+import { RUNTIME_PAGES, runRuntimeScenario, runtimeRatios, runtimeRows } from './scenarios/runtimes.js';
 
-const durationS = Number(process.env.BENCH_DURATION_S ?? 6);
-const warmupS = Math.min(2, durationS);
-const likes = Number(process.env.BENCH_LIKES ?? 20_000);
-if (!(durationS > 0) || !(likes > 0)) throw new Error('BENCH_DURATION_S and BENCH_LIKES must be positive numbers');
-const live = liveSettings();
-const erasureOptions = erasureSettings();
-
-// Found (or installed) before anything is created: a missing one costs seconds, not a run.
-const binaries = nodeBinaries();
-
-const started = Date.now();
-const elapsed = () => `${((Date.now() - started) / 1000).toFixed(0)} s`;
-
-const env = await createBenchEnv();
-// Every database and key prefix the run created (the live scenario gets its own).
-const envs: BenchEnv[] = [env];
-let cleaned: Promise<{ databasesLeft: number; keysLeft: number }> | null = null;
-const cleanup = () =>
-  (cleaned ??= Promise.all(envs.map((e) => e.cleanup())).then((lefts) => ({
-    databasesLeft: lefts.reduce((n, l) => n + l.databasesLeft, 0),
-    keysLeft: lefts.reduce((n, l) => n + l.keysLeft, 0),
-  })));
-// Interrupted: the children exit on their own when their IPC channel closes; drop the data here.
-for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-  process.once(signal, () => void cleanup().finally(() => process.exit(130)));
+interface Outcome {
+  results: unknown;
+  table: string;
+  ratios: Ratio[];
+  /** The targets as the JSON lists them, when they are not the ratios'. */
+  targets?: unknown[];
+  /** False: a count was off or a request failed (the run exits 1). */
+  passed: boolean;
 }
 
-try {
-  console.log(`bench: database ${env.databaseName}, Redis prefix ${env.redisKeyPrefix}`);
-  const serverEnv = tallyEnv(env);
-  const machine = await machineInfo(env.databaseUrl, env.redisUrl);
+interface Context {
+  /** The seeded feed and hot-post world, on the run's main database and prefix (seeded once). */
+  world(): Promise<{ world: World; serverEnv: Record<string, string> }>;
+  /** A database and key prefix for this scenario alone. */
+  freshEnv(): Promise<BenchEnv>;
+  /** Runs `undo` if the run is interrupted. */
+  onInterrupt(undo: () => Promise<unknown>): void;
+  log(line: string): void;
+}
 
-  const world = await seedWorld(serverEnv);
-  console.log(
-    `[${elapsed()}] seeded ${USERS} users, ${world.expected.size} posts, ${[...world.expected.values()].reduce((n, e) => n + e.likes + e.favs, 0)} likes and favs (flushed)`,
-  );
+/** Each scenario reads its settings when prepared (before anything is created) and returns its run, or null to skip. */
+type Scenario = () => ((ctx: Context) => Promise<Outcome>) | null;
 
-  console.log(
-    `[${elapsed()}] feed: pages of ${PAGES.join(' and ')} posts, ${FEED_SERVERS.length} servers, ${FEED_CONNECTIONS} connections, ${warmupS} s warm-up + ${durationS} s each in ${FEED_ROUNDS} round-robin rounds`,
-  );
-  const feed = await runFeedScenario({ serverEnv, world, durationS, warmupS });
-  let runtimes: RuntimeRun[] = [];
-  if (binaries.length > 0) {
-    console.log(
-      `[${elapsed()}] runtimes: Tally's feed, pages of ${RUNTIME_PAGES.join(' and ')}, on ${binaries.map((b) => `Node ${b.version} (${b.path})`).join(' vs ')}, ${warmupS} s warm-up + ${durationS} s each in ${FEED_ROUNDS} round-robin rounds`,
+const int = (name: string, fallback: number, max: number) => intSetting(process.env, name, fallback, 1, max);
+const timing = () => {
+  const durationS = int('BENCH_DURATION_S', 6, 3600);
+  return { durationS, warmupS: Math.min(2, durationS) };
+};
+
+const SCENARIOS: Record<string, Scenario> = {
+  feed: () => {
+    const { durationS, warmupS } = timing();
+    return async ({ world, log }) => {
+      log(
+        `feed: pages of ${PAGES.join(' and ')} posts, ${FEED_SERVERS.length} servers, ${FEED_CONNECTIONS} connections, ${warmupS} s warm-up + ${durationS} s each in ${FEED_ROUNDS} rounds`,
+      );
+      const feed = await runFeedScenario({ ...(await world()), durationS, warmupS });
+      const ratios = feedRatios(feed.runs, feed.roundTripsByPage);
+      const results = { settings: { durationS, warmupS, pages: PAGES, servers: FEED_SERVERS, connections: FEED_CONNECTIONS }, ...feed };
+      return { results, table: formatTable(feedRows(feed.runs), ratios), ratios, passed: feed.runs.every((r) => r.load.failures === 0) };
+    };
+  },
+  runtimes: () => {
+    const { durationS, warmupS } = timing();
+    // Found (or installed) before anything is created: a missing one costs seconds, not a run.
+    const binaries = nodeBinaries();
+    if (binaries.length === 0) return null;
+    return async ({ world, log }) => {
+      log(
+        `runtimes: Tally's feed, pages of ${RUNTIME_PAGES.join(' and ')}, on ${binaries.map((b) => `Node ${b.version} (${b.path})`).join(' vs ')}`,
+      );
+      const runs = await runRuntimeScenario({ ...(await world()), binaries, durationS, warmupS });
+      const ratios = runtimeRatios(runs);
+      const passed = runs.every((r) => r.load.failures === 0);
+      return {
+        results: { settings: { durationS, warmupS, binaries }, runs },
+        table: formatTable(runtimeRows(runs), ratios),
+        ratios,
+        passed,
+      };
+    };
+  },
+  'hot-post': () => {
+    const likes = int('BENCH_LIKES', 20_000, 10_000_000);
+    return async ({ world, log }) => {
+      log(`hot post: ${likes} distinct users like one post, per server`);
+      const like = await runLikeScenario({ ...(await world()), likes });
+      const ratios = likeRatios(like.runs);
+      const passed = like.runs.every((r) => r.exact && r.load.failures === 0);
+      return { results: like, table: formatTable(likeRows(like.runs, like.likes), ratios), ratios, passed };
+    };
+  },
+  memory: () => {
+    const db = memoryDb();
+    return async ({ onInterrupt, log }) => {
+      log(`memory: Redis bytes per relation and per counted entity, Redis database ${db} (no servers)`);
+      onInterrupt(async () => new Redis(TEST_REDIS_URL, { db }).flushdb());
+      const memory = await runMemoryScenario({ redisUrl: TEST_REDIS_URL, db, log: console.log });
+      return { results: memory, table: memoryTable(memory), ratios: memoryRatios(memory), passed: true };
+    };
+  },
+  live: () => {
+    const settings = liveSettings();
+    return async ({ freshEnv, log }) => {
+      const env = await freshEnv();
+      log(
+        `live counts: ${settings.sockets} sockets vs ${settings.pollers} pollers, ${settings.likesPerS} likes/s for ${settings.durationS} s per phase`,
+      );
+      const live = await runLiveScenario({ env, settings, log: console.log });
+      return { results: live, table: liveTable(live), ratios: liveRatios(live), passed: livePassed(live) };
+    };
+  },
+  erasure: () => {
+    const settings = erasureSettings();
+    return async ({ freshEnv, log }) => {
+      const env = await freshEnv();
+      log(
+        `account erasure: a victim with ${settings.likes} likes, erased under ${settings.feedPerS} feed pages/s + ${settings.likesPerS} likes/s`,
+      );
+      const erasure = await runErasureScenario({ env, settings, log: console.log });
+      // A count off or something of the victim left fails the run; a slowdown is measured, not a failure.
+      return {
+        results: erasure,
+        table: erasureTable(erasure),
+        ratios: [],
+        targets: erasureTargets(erasure),
+        passed: erasureCorrect(erasure),
+      };
+    };
+  },
+};
+
+const names = process.argv.slice(2);
+const unknown = names.filter((n) => !SCENARIOS[n]);
+if (unknown.length > 0) throw new Error(`unknown scenario ${unknown.join(', ')}; the scenarios: ${Object.keys(SCENARIOS).join(', ')}`);
+const chosen = names.length > 0 ? names : Object.keys(SCENARIOS);
+const runs = chosen.flatMap((name) => {
+  const run = SCENARIOS[name]!();
+  return run ? [{ name, run }] : [];
+});
+
+const started = Date.now();
+const log = (line: string) => console.log(`[${((Date.now() - started) / 1000).toFixed(0)} s] ${line}`);
+const envs: BenchEnv[] = [];
+const undos: (() => Promise<unknown>)[] = [];
+const freshEnv = async () => {
+  const env = await createBenchEnv();
+  envs.push(env);
+  console.log(`  database ${env.databaseName}, Redis prefix ${env.redisKeyPrefix}`);
+  return env;
+};
+let seeded: ReturnType<Context['world']> | null = null;
+const world = () =>
+  (seeded ??= freshEnv().then(async (env) => {
+    const serverEnv = tallyEnv(env);
+    const world = await seedWorld(serverEnv);
+    log(
+      `seeded ${USERS} users, ${world.expected.size} posts, ${[...world.expected.values()].reduce((n, e) => n + e.likes + e.favs, 0)} likes and favs (flushed)`,
     );
-    runtimes = await runRuntimeScenario({ serverEnv, world, binaries, durationS, warmupS });
-  }
-  console.log(`[${elapsed()}] hot post: ${likes} distinct users like one post, per server`);
-  const like = await runLikeScenario({ serverEnv, world, likes });
-  console.log(`[${elapsed()}] memory: Redis bytes per relation and per counted entity (no servers)`);
-  const memory = await runMemoryScenario({ redisUrl: env.redisUrl, db: memoryDb(), log: console.log });
-  const liveEnv = await createBenchEnv();
-  envs.push(liveEnv);
-  console.log(
-    `[${elapsed()}] live counts: ${live.sockets} WebSocket subscribers vs ${live.pollers} HTTP pollers, ${live.likesPerS} likes/s for ${live.durationS} s per phase (database ${liveEnv.databaseName}, Redis prefix ${liveEnv.redisKeyPrefix})`,
-  );
-  const liveCounts = await runLiveScenario({ env: liveEnv, settings: live, log: console.log });
-  const erasureEnv = await createBenchEnv();
-  envs.push(erasureEnv);
-  console.log(
-    `[${elapsed()}] account erasure: a victim with ${erasureOptions.likes} likes, erased under ${erasureOptions.feedPerS} feed pages/s + ${erasureOptions.likesPerS} likes/s (database ${erasureEnv.databaseName}, Redis prefix ${erasureEnv.redisKeyPrefix})`,
-  );
-  const erasure = await runErasureScenario({ env: erasureEnv, settings: erasureOptions, log: console.log });
+    return { world, serverEnv };
+  }));
+let cleaned: Promise<{ databasesLeft: number; keysLeft: number }[]> | null = null;
+const cleanup = () => (cleaned ??= Promise.all(envs.map((e) => e.cleanup())));
+// Interrupted: the children exit on their own when their IPC channel closes; drop the data here.
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => void Promise.all([cleanup(), ...undos.map((undo) => undo())]).finally(() => process.exit(130)));
+}
 
-  const feedRatioList = feedRatios(feed.runs, feed.roundTripsByPage);
-  const likeRatioList = likeRatios(like.runs);
-  const memoryRatioList = memoryRatios(memory);
-  const liveRatioList = liveRatios(liveCounts);
-  const ratios = [...feedRatioList, ...likeRatioList];
-  const runtimeRatioList = runtimes.length > 0 ? runtimeRatios(runtimes) : [];
-  const table = [
-    formatTable([...feedRows(feed.runs), ...likeRows(like.runs, like.likes)], ratios),
-    memoryTable(memory),
-    ...(runtimes.length > 0 ? [formatTable(runtimeRows(runtimes), runtimeRatioList)] : []),
-    liveTable(liveCounts),
-    erasureTable(erasure),
-  ].join('\n\n');
+const outcomes: Record<string, Outcome> = {};
+try {
+  const machine = await machineInfo(ADMIN_DATABASE_URL, TEST_REDIS_URL);
+  for (const { name, run } of runs) outcomes[name] = await run({ world, freshEnv, onInterrupt: (undo) => undos.push(undo), log });
+  const table = Object.values(outcomes)
+    .map((o) => o.table)
+    .join('\n\n');
   console.log(`\n${table}\n`);
-
-  const path = projectPath('bench/results/latest.json');
+  const path = projectPath(`bench/results/${names.length > 0 ? names.join('+') : 'latest'}.json`);
   await writeResults(path, {
     machine: { ...machine, loadAverageEnd: os.loadavg().map((x) => Number(x.toFixed(2))) },
-    settings: {
-      durationS,
-      warmupS,
-      feedPages: PAGES,
-      feedServers: FEED_SERVERS,
-      feedConnections: FEED_CONNECTIONS,
-      feedRounds: FEED_ROUNDS,
-      nodeBinaries: binaries,
-      likeConnections: like.connections,
-      likes: like.likes,
-      users: USERS,
-      feedPosts: FEED_POSTS,
-      likeTargetPosts: LIKE_TARGET_POSTS,
-    },
-    roundTrips: 'docs/performance.md#the-bench',
-    feed,
-    feedTargets: targetsOf(feedRatioList),
-    likes: { hotPostId: like.hotPostId, users: like.likes, freshnessMethod: like.freshnessMethod, runs: like.runs },
-    likeTargets: targetsOf(likeRatioList),
-    memory,
-    memoryTargets: targetsOf(memoryRatioList),
-    runtimes,
-    live: liveCounts,
-    liveTargets: targetsOf(liveRatioList),
-    erasure,
-    erasureTargets: erasureTargets(erasure),
-    ratios: Object.fromEntries(
-      [...ratios, ...memoryRatioList, ...runtimeRatioList, ...liveRatioList].map((r) => [r.label, Number(r.value.toFixed(3))]),
-    ),
+    ...Object.fromEntries(Object.entries(outcomes).map(([name, o]) => [name, o.results])),
+    targets: Object.fromEntries(Object.entries(outcomes).map(([name, o]) => [name, o.targets ?? targetsOf(o.ratios)])),
+    ratios: Object.fromEntries(Object.values(outcomes).flatMap((o) => o.ratios.map((r) => [r.label, Number(r.value.toFixed(3))]))),
     table,
   });
-  console.log(`[${elapsed()}] results written to ${path}`);
-  if (!like.runs.every((r) => r.exact) || [...feed.runs, ...like.runs, ...runtimes].some((r) => r.load.failures > 0)) process.exitCode = 1;
-  // Live counts: counts off, sockets lost or unexpected messages fail the run; an overloaded API's failed likes are measured.
-  if (liveCounts.phases.some((x) => x.problems.length > 0 || !x.exact)) process.exitCode = 1;
-  // Account erasure: a count off or something of the victim left fails the run; a slowdown is measured.
-  if (!erasureCorrect(erasure)) process.exitCode = 1;
+  log(`results written to ${path}`);
+  if (Object.values(outcomes).some((o) => !o.passed)) process.exitCode = 1;
 } finally {
   const left = await cleanup();
-  console.log(
-    `[${elapsed()}] cleaned up: ${left.databasesLeft} database(s), ${left.keysLeft} key(s) left under ${envs.map((e) => e.redisKeyPrefix).join(' and ')}`,
-  );
-  if (left.databasesLeft + left.keysLeft > 0) process.exitCode = 1;
+  const [databases, keys] = [left.reduce((n, l) => n + l.databasesLeft, 0), left.reduce((n, l) => n + l.keysLeft, 0)];
+  log(`cleaned up: ${databases} database(s), ${keys} key(s) left under ${envs.map((e) => e.redisKeyPrefix).join(' and ') || 'no prefix'}`);
+  if (databases + keys > 0) process.exitCode = 1;
 }

@@ -11,13 +11,6 @@ interface Poll {
   count: number;
 }
 
-export interface CountPoller {
-  /** The latest count answered, or null before the first answer. */
-  latest(): number | null;
-  /** Stops polling (after the poll in flight) and returns every poll, in order. */
-  stop(): Promise<Poll[]>;
-}
-
 /** Reads `pick(data)` of a GraphQL document, over one dedicated keep-alive connection. */
 export function graphqlReader(url: string, query: string, variables: Record<string, unknown>, pick: (data: any) => number) {
   const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
@@ -31,7 +24,8 @@ export function graphqlReader(url: string, query: string, variables: Record<stri
   return { read, close: () => agent.destroy() };
 }
 
-export function startCountPoller(read: () => Promise<number>, intervalMs = POLL_INTERVAL_MS): CountPoller {
+/** Reads the count one poll at a time, a new one at most every `intervalMs`; `stop()` returns every poll. */
+export function startCountPoller(read: () => Promise<number>, intervalMs = POLL_INTERVAL_MS) {
   const polls: Poll[] = [];
   let stopped = false;
   const loop = (async () => {
@@ -47,8 +41,9 @@ export function startCountPoller(read: () => Promise<number>, intervalMs = POLL_
   let failure: unknown = null;
   loop.catch((error: unknown) => (failure = error ?? new Error('count poll failed')));
   return {
+    /** The latest count answered, or null before the first answer. */
     latest: () => polls.at(-1)?.count ?? null,
-    async stop() {
+    async stop(): Promise<Poll[]> {
       stopped = true;
       await loop.catch(() => {});
       if (failure) throw failure;
@@ -62,21 +57,6 @@ export const percentile = (sorted: readonly number[], p: number) =>
   sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!;
 
 const round = (x: number) => (Number.isFinite(x) ? Number(x.toFixed(1)) : null);
-
-export interface Freshness {
-  pollIntervalMs: number;
-  acknowledgements: number;
-  /** Acknowledgements some poll included before the watch ended. */
-  included: number;
-  /** Null = Infinity: some acknowledgements at or above this percentile were never seen. */
-  p50Ms: number | null;
-  p99Ms: number | null;
-  maxMs: number | null;
-  polls: number;
-  meanPollIntervalMs: number | null;
-  pollLatencyP50Ms: number | null;
-  pollLatencyP99Ms: number | null;
-}
 
 /**
  * How long after each acknowledgement a reader saw it: the k-th of `sortedAcks` (ascending)
@@ -107,7 +87,7 @@ export function inclusionLags(
  * `acks`: performance.now() of each acknowledgement; `polls` in the order they answered;
  * `baseCount`: the count before the run.
  */
-export function measureFreshness(acks: readonly number[], polls: readonly Poll[], baseCount: number): Freshness {
+export function measureFreshness(acks: readonly number[], polls: readonly Poll[], baseCount: number) {
   const sortedAcks = [...acks].sort((a, b) => a - b);
   const lags = inclusionLags(sortedAcks, polls, baseCount).sort((a, b) => a - b);
   const latencies = polls.map((q) => q.at - q.sentAt).sort((a, b) => a - b);
@@ -115,6 +95,7 @@ export function measureFreshness(acks: readonly number[], polls: readonly Poll[]
   return {
     pollIntervalMs: POLL_INTERVAL_MS,
     acknowledgements: sortedAcks.length,
+    /** Acknowledgements some poll included before the watch ended; null p50/p99/max = Infinity (some were never seen). */
     included: lags.filter(Number.isFinite).length,
     p50Ms: round(percentile(lags, 50)),
     p99Ms: round(percentile(lags, 99)),

@@ -1,22 +1,11 @@
 // CPU time and resident memory of the processes under test, read from Linux's /proc (the
 // whole process: every thread, the main one and libuv's and V8's), and the open-files limit a
 // process with thousands of sockets needs.
-import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { Redis } from 'ioredis';
 
-let ticks: number | null = null;
-/** Clock ticks per second of /proc/<pid>/stat's times (USER_HZ, 100 on Linux). */
-function clockTicks(): number {
-  if (ticks === null) {
-    try {
-      ticks = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
-    } catch {
-      ticks = 100;
-    }
-  }
-  return ticks;
-}
+/** USER_HZ, the unit of /proc's times: 100 on every Linux architecture Node runs on. */
+const CLOCK_TICKS = 100;
 
 /** utime, stime, cutime, cstime of /proc/<pid>/stat in seconds (the fields after the command name, which may hold spaces). */
 function times(pid: number | string): number[] {
@@ -25,19 +14,13 @@ function times(pid: number | string): number[] {
     .slice(stat.lastIndexOf(')') + 2)
     .split(' ')
     .slice(11, 15)
-    .map((ticks) => Number(ticks) / clockTicks());
+    .map((ticks) => Number(ticks) / CLOCK_TICKS);
 }
 
 /** User + system CPU seconds the process has used so far (10 ms resolution). */
 export function cpuSeconds(pid: number): number {
   const [utime, stime] = times(pid);
   return utime! + stime!;
-}
-
-/** CPU seconds of this process (the load generator) so far. */
-export function ownCpuSeconds(): number {
-  const { user, system } = process.cpuUsage();
-  return (user + system) / 1e6;
 }
 
 /**
@@ -108,7 +91,7 @@ export function machineSeconds(): { busy: number; steal: number } {
     .split(/\s+/)
     .slice(1)
     .map(Number);
-  return { busy: (user! + nice! + system! + irq! + softirq!) / clockTicks(), steal: steal! / clockTicks() };
+  return { busy: (user! + nice! + system! + irq! + softirq!) / CLOCK_TICKS, steal: steal! / CLOCK_TICKS };
 }
 
 /** Resident set size in bytes (VmRSS), or NaN once the process is gone. */
@@ -145,6 +128,7 @@ export function withOpenFiles(command: string, args: readonly string[], files: n
 
 /** CPU seconds of a scenario's processes now: read at both ends of a window, compared by cpuBetween. */
 export function readCpu(pids: { api: number; worker: number; redis: number | null; clients?: readonly number[]; postgres?: boolean }) {
+  const own = process.cpuUsage();
   return {
     at: Date.now(),
     api: cpuSeconds(pids.api),
@@ -153,7 +137,7 @@ export function readCpu(pids: { api: number; worker: number; redis: number | nul
     redis: pids.redis === null ? null : cpuSeconds(pids.redis),
     postgres: pids.postgres ? postgresCpuSeconds() : null,
     /** The load generator: this process and its client processes. */
-    generator: ownCpuSeconds() + (pids.clients ?? []).reduce((s, pid) => s + cpuSeconds(pid), 0),
+    generator: (own.user + own.system) / 1e6 + (pids.clients ?? []).reduce((s, pid) => s + cpuSeconds(pid), 0),
     machine: machineSeconds(),
   };
 }

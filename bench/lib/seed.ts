@@ -4,7 +4,7 @@
 import { random, shuffled } from '../../prisma/random.js';
 import { createApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
-import { comparePositions } from '../../src/events/types.js';
+import { createPersistedMarks } from '../../src/events/caughtUp.js';
 import { createApi } from '../../src/process/api.js';
 import { openParts } from '../../src/process/parts.js';
 import type { RedisClient } from '../../src/redis/client.js';
@@ -22,19 +22,12 @@ export async function inBatches<T>(items: readonly T[], width: number, work: (it
 
 export const range = (first: number, n: number) => Array.from({ length: n }, (_, i) => first + i);
 
-/**
- * Waits until the fact persister has written every event in the outbox now (PostgreSQL holds
- * every fact), as the eraser's settle phase does; throws after `timeoutMs`.
- */
+/** Waits until PostgreSQL holds every fact accepted so far (Tally's own mark, as the eraser uses it); throws after `timeoutMs`. */
 export async function waitUntilPersisted(redis: RedisClient, keys: Keys, timeoutMs = 300_000): Promise<void> {
-  const partitions = range(0, keys.partitions);
-  const ends = await Promise.all(
-    partitions.map(async (p) => ((await redis.xrevrange(keys.outbox(p), '+', '-', 'COUNT', 1)) as [string, string[]][])[0]?.[0] ?? '0-0'),
-  );
+  const marks = createPersistedMarks(redis, keys);
+  const mark = await marks.now();
   const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const persisted = await Promise.all(partitions.map((p) => redis.get(keys.persisted(p))));
-    if (ends.every((end, p) => end === '0-0' || comparePositions(persisted[p] ?? '0-0', end) >= 0)) return;
+  while (!(await marks.passed(mark))) {
     if (Date.now() > deadline) throw new Error(`the fact persister did not catch up within ${timeoutMs / 1000} s`);
     await new Promise((r) => setTimeout(r, 250));
   }

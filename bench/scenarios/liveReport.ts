@@ -212,3 +212,6 @@ export function liveTable(results: LiveResults): string {
     ...liveRatios(results).map(ratioLine),
   ].join('\n');
 }
+
+/** Counts off, sockets lost or unexpected messages fail the run; an overloaded API's failed likes are measured. */
+export const livePassed = (results: LiveResults) => !results.phases.some((x) => x.problems.length > 0 || !x.exact);
