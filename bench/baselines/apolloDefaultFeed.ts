@@ -5,13 +5,12 @@ import { startStandaloneServer } from '@apollo/server/standalone';
 import type { GraphQLContext } from '../../src/graphql/context.js';
 import { resolvers, typeDefs } from '../../src/graphql/schema.js';
 import { startTallyCore } from '../lib/tallyCore.js';
-import { tallyContext } from './tallyContext.js';
 
 export async function startApolloDefaultFeedServer(env: NodeJS.ProcessEnv) {
   const core = await startTallyCore(env);
   const apollo = new ApolloServer<GraphQLContext>({ typeDefs, resolvers });
   const listen = { host: env.HOST || '127.0.0.1', port: Number(env.PORT ?? 0) };
-  const { url } = await startStandaloneServer(apollo, { listen, context: ({ req }) => tallyContext(core, req) });
+  const { url } = await startStandaloneServer(apollo, { listen, context: ({ req }) => core.contextOf(req) });
   return {
     url: url.replace(/\/$/, ''),
     redisStats: core.redisStats,

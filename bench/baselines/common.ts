@@ -16,7 +16,7 @@ export function serveWithViewer(
   resolvers: ApolloServerOptionsWithTypeDefs<ViewerContext>['resolvers'],
 ) {
   const auth = createAuth(env.JWT_SECRET!);
-  return serveGraphQL(new ApolloServer<ViewerContext>({ typeDefs, resolvers }), async (authorization) => ({
+  return serveGraphQL(env, new ApolloServer<ViewerContext>({ typeDefs, resolvers }), async (authorization) => ({
     viewer: await auth.viewerFrom(authorization),
   }));
 }

@@ -1,26 +1,13 @@
 // Baseline (d) of the feed, the ceiling (docs/performance.md, "The bench"): Tally's schema, resolvers
 // and request context run by graphql-jit on plain node:http, no Apollo pipeline and no plugins.
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { makeExecutableSchema } from '@graphql-tools/schema';
 import { type ExecutionResult, GraphQLError, parse, validate } from 'graphql';
 import { type CompiledQuery, compileQuery, isCompiledQuery } from 'graphql-jit';
 import { resolvers, typeDefs } from '../../src/graphql/schema.js';
+import { listenHttp, readJson } from '../lib/graphqlHttp.js';
 import { startTallyCore } from '../lib/tallyCore.js';
-import { tallyContext } from './tallyContext.js';
 
 type Body = { query?: unknown; variables?: Record<string, unknown> | null; operationName?: string };
-
-async function readJson(req: IncomingMessage): Promise<Body> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of req as AsyncIterable<Buffer>) chunks.push(chunk);
-  return JSON.parse(Buffer.concat(chunks).toString('utf8'));
-}
-
-function send(res: ServerResponse, status: number, body: string) {
-  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8' });
-  res.end(body);
-}
 
 export async function startJitFeedServer(env: NodeJS.ProcessEnv) {
   const core = await startTallyCore(env);
@@ -39,30 +26,28 @@ export async function startJitFeedServer(env: NodeJS.ProcessEnv) {
     return entry;
   };
 
-  async function handle(req: IncomingMessage, res: ServerResponse) {
-    const body = await readJson(req);
-    if (typeof body.query !== 'string') throw new GraphQLError('"query" must be a string');
-    const query = compile(body.query, body.operationName);
-    if (!isCompiledQuery(query)) return send(res, 400, JSON.stringify(query));
-    const context = await tallyContext(core, req);
-    send(res, 200, query.stringify(await query.query(undefined, context, body.variables ?? {})));
-  }
+  // A request the server refuses (bad JSON or query, a bad token) is the client's error.
+  const statusOf = (error: unknown) => (error instanceof GraphQLError || error instanceof SyntaxError ? 400 : 500);
+  const http = await listenHttp(
+    env,
+    async (req, res) => {
+      const body: Body = (await readJson(req)) ?? {};
+      if (typeof body.query !== 'string') throw new GraphQLError('"query" must be a string');
+      const query = compile(body.query, body.operationName);
+      const [status, answer] = isCompiledQuery(query)
+        ? [200, query.stringify(await query.query(undefined, await core.contextOf(req), body.variables ?? {}))]
+        : [400, JSON.stringify(query)];
+      res.writeHead(status, { 'content-type': 'application/json; charset=utf-8' });
+      res.end(answer);
+    },
+    statusOf,
+  );
 
-  const http = createServer((req, res) => {
-    handle(req, res).catch((error: unknown) => {
-      if (res.headersSent) return void res.end();
-      // A request the server refuses (bad JSON or query, a bad token) is the client's error.
-      const status = error instanceof GraphQLError || error instanceof SyntaxError ? 400 : 500;
-      send(res, status, JSON.stringify({ errors: [{ message: String((error as Error).message ?? error) }] }));
-    });
-  });
-  const host = env.HOST || '127.0.0.1';
-  await new Promise<void>((resolve, reject) => http.once('error', reject).listen(Number(env.PORT ?? 0), host, resolve));
   return {
-    url: `http://${host}:${(http.address() as AddressInfo).port}`,
+    url: http.url,
     redisStats: core.redisStats,
     async stop() {
-      await new Promise((resolve) => http.close(resolve).closeIdleConnections());
+      await http.stop();
       await core.stop();
     },
   };

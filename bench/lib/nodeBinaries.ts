@@ -7,34 +7,30 @@ import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { projectPath } from '../../src/paths.js';
 
-export interface NodeBinary {
-  path: string;
-  /** `node --version` of that binary. */
-  version: string;
-}
+export type NodeBinary = { path: string /** `node --version` of that binary. */; version: string };
 
 const versionOf = (path: string) => execFileSync(path, ['--version'], { encoding: 'utf8' }).trim();
-const majorOf = (version: string) => Number(/^v(\d+)\./.exec(version)?.[1]);
-
-function onPath(major: number): string | undefined {
-  for (const dir of (process.env.PATH ?? '').split(':').filter(Boolean)) {
-    try {
-      if (majorOf(versionOf(join(dir, 'node'))) === major) return join(dir, 'node');
-    } catch {
-      // no node there, or one that does not run
-    }
+const majorOf = (path: string) => {
+  try {
+    return Number(/^v(\d+)\./.exec(versionOf(path))?.[1]);
+  } catch {
+    return null; // no node there, or one that does not run
   }
-  return undefined;
-}
+};
 
 function find(major: 20 | 24): string {
-  if (majorOf(process.version) === major) return process.execPath;
-  const path = onPath(major);
-  if (path) return path;
+  const candidates = [
+    process.execPath,
+    ...(process.env.PATH ?? '')
+      .split(':')
+      .filter(Boolean)
+      .map((dir) => join(dir, 'node')),
+  ];
+  const found = candidates.find((path) => majorOf(path) === major);
+  if (found) return found;
+  if (major === 20) throw new Error('no Node 20 on PATH');
   // npm's output goes to our stderr; its stdout is the bin directory.
-  if (major === 24)
-    return join(execFileSync(projectPath('.ci/node24'), { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] }).trim(), 'node');
-  throw new Error(`no Node ${major} on PATH`);
+  return join(execFileSync(projectPath('.ci/node24'), { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] }).trim(), 'node');
 }
 
 /** The binaries to compare, or [] when BENCH_NODE_BINARIES=none. Throws, with what to set, when one is missing. */
@@ -42,12 +38,7 @@ export function nodeBinaries(): NodeBinary[] {
   const listed = process.env.BENCH_NODE_BINARIES?.trim();
   if (listed === 'none') return [];
   try {
-    const paths = listed
-      ? listed
-          .split(',')
-          .map((p) => p.trim())
-          .filter(Boolean)
-      : [find(20), find(24)];
+    const paths = listed ? listed.split(',').flatMap((p) => (p.trim() ? [p.trim()] : [])) : [find(20), find(24)];
     if (paths.length < 2) throw new Error('it needs at least two binaries');
     return paths.map((path) => ({ path, version: versionOf(path) }));
   } catch (error) {

@@ -5,28 +5,16 @@
 import type { RedisClient } from '../../src/redis/client.js';
 import { trackRoundTrips } from '../../src/redis/roundTrips.js';
 
-export interface RedisStats {
-  roundTrips: number;
-  commands: number;
-}
+export type RedisStats = { roundTrips: number; commands: number };
 
-export function trackCommands(redis: RedisClient): { readonly count: number } {
-  let count = 0;
+/** Counts from now on; Tally's app passes the round-trip tracker it has already. */
+export function trackRedis(redis: RedisClient, roundTrips = trackRoundTrips(redis)): () => RedisStats {
+  let commands = 0;
   const client = redis as unknown as { sendCommand: (...args: unknown[]) => unknown };
   const send = client.sendCommand.bind(client);
   client.sendCommand = (...args: unknown[]) => {
-    count += 1;
+    commands += 1;
     return send(...args);
   };
-  return {
-    get count() {
-      return count;
-    },
-  };
-}
-
-/** Stats of a connection the caller creates itself (Tally's app tracks round trips already). */
-export function trackRedis(redis: RedisClient, roundTrips = trackRoundTrips(redis)): () => RedisStats {
-  const commands = trackCommands(redis);
-  return () => ({ roundTrips: roundTrips.count, commands: commands.count });
+  return () => ({ roundTrips: roundTrips.count, commands });
 }
