@@ -80,6 +80,11 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
   };
 }
 
+const SET_LIKE = 'mutation Like($i: SetLikeRelationInput!) { setLikeRelation(input: $i) { changed } }';
+/** The body of a like of `postId` (a client's `setLikeRelation`); its answer says `"changed":true` when it counted. */
+export const likeBody = (postId: number | string) =>
+  JSON.stringify({ query: SET_LIKE, variables: { i: { postId: String(postId), active: true } } });
+
 /** One GraphQL request with fetch, for set-up and correctness checks outside the timed runs. */
 export async function gql<T = any>(url: string, query: string, variables: Record<string, unknown> = {}, token?: string) {
   const res = await fetch(`${url}/graphql`, {

@@ -1,12 +1,12 @@
 // The account-erasure scenario's open-loop load and its latencies (docs/performance.md, "Account erasure").
 import { percentile } from '../lib/freshness.js';
+import { likeBody } from '../lib/load.js';
 import { type RequestRecord, startOpenLoop } from '../lib/openLoop.js';
 import { type ErasureWorld, LOAD_USERS } from './erasureWorld.js';
 
 /** The README's feed query: a page with counts, the viewer's state and the authors. */
 export const FEED_QUERY =
   'query Feed { feed(first: 20) { edges { cursor node { id title createdAt author { id name } counts { likes favs asOf } myState { liked faved } } } pageInfo { hasNextPage endCursor } } }';
-const SET_LIKE = 'mutation Like($i: SetLikeRelationInput!) { setLikeRelation(input: $i) { changed } }';
 /** The newest liked posts the load likes (and the feed shows). */
 export const LIKED_BY_LOAD = 1000;
 type LoadRun = { startedAt: number; records: Record<'feed' | 'like', RequestRecord[]> };
@@ -44,8 +44,7 @@ export function createLoad(url: string, world: ErasureWorld, rates: { feedPerS: 
   const nextLike = () => {
     const j = likes++;
     if (j >= L * P) throw new Error(`the load has used every one of its ${L * P} (user, post) pairs`);
-    const postId = String(posts[(Math.floor(j / L) * (L + 1) + (j % L)) % P]);
-    return { body: JSON.stringify({ query: SET_LIKE, variables: { i: { postId, kind: 'LIKE', active: true } } }), token: tokenOf(j) };
+    return { body: likeBody(posts[(Math.floor(j / L) * (L + 1) + (j % L)) % P]!), token: tokenOf(j) };
   };
   const isFeed = (body: string) => body.includes('"edges"') && !body.includes('"errors"');
   return async <T>(until: (startedAt: number) => Promise<T>) => {

@@ -4,7 +4,7 @@ import { random, shuffled } from '../../prisma/random.js';
 import { createAuth } from '../../src/auth/jwt.js';
 import { countLikeRows, resetLikeTables } from '../baselines/pgLikes.js';
 import { graphqlReader, measureFreshness, startCountPoller } from '../lib/freshness.js';
-import { runLoad } from '../lib/load.js';
+import { likeBody, runLoad } from '../lib/load.js';
 import { type Ratio, type TableRow, times } from '../lib/report.js';
 import { USERS, type World } from '../lib/seed.js';
 import type { ServerKind } from '../lib/serverProcess.js';
@@ -17,8 +17,6 @@ const WATCH_AFTER_S = 10; // how long after the last acknowledgement the count m
 const THROUGHPUT_TARGET = 3;
 const FRESHNESS_P99_TARGET_MS = 1000;
 
-const SET_LIKE = 'mutation Like($i: SetLikeRelationInput!) { setLikeRelation(input: $i) { changed } }';
-const likeBody = (postId: number) => JSON.stringify({ query: SET_LIKE, variables: { i: { postId: String(postId), active: true } } });
 const TALLY_COUNT = {
   query: 'query Count($id: ID!) { post(id: $id) { counts { likes } } }',
   pick: (d: any) => d.post.counts.likes as number,
