@@ -9,6 +9,7 @@ import { createApi } from '../../src/process/api.js';
 import { openParts } from '../../src/process/parts.js';
 import type { RedisClient } from '../../src/redis/client.js';
 import type { Keys } from '../../src/redis/keys.js';
+import { waitFor } from './waitFor.js';
 
 export const USERS = 1000;
 export const FEED_POSTS = 200;
@@ -26,11 +27,7 @@ export const range = (first: number, n: number) => Array.from({ length: n }, (_,
 export async function waitUntilPersisted(redis: RedisClient, keys: Keys, timeoutMs = 300_000): Promise<void> {
   const marks = createPersistedMarks(redis, keys);
   const mark = await marks.now();
-  const deadline = Date.now() + timeoutMs;
-  while (!(await marks.passed(mark))) {
-    if (Date.now() > deadline) throw new Error(`the fact persister did not catch up within ${timeoutMs / 1000} s`);
-    await new Promise((r) => setTimeout(r, 250));
-  }
+  await waitFor('the fact persister did not catch up', async () => ((await marks.passed(mark)) ? true : undefined), timeoutMs);
 }
 
 /** Tally's commands and what the API reads (its ApiDeps) on connections of their own; `close` when done. */
@@ -106,14 +103,17 @@ export async function seedWorld(serverEnv: Record<string, string>) {
     // Fold until the counters equal the likes written (the aggregator consumes meanwhile).
     const ids = [...expected.keys()];
     const all = range(0, app.config.partitions);
-    const deadline = Date.now() + 60_000;
-    for (;;) {
-      await app.workers!.flusher.foldPartitions(all);
-      const counts = await seeder.deps.postCounters.load(ids);
-      if (counts.every((c, i) => c?.likes === expected.get(ids[i]!)!.likes && c?.favs === expected.get(ids[i]!)!.favs)) break;
-      if (Date.now() > deadline) throw new Error('seeded likes were not flushed into the counters within 60 s');
-      await new Promise((r) => setTimeout(r, 200));
-    }
+    await waitFor(
+      'seeded likes were not flushed into the counters',
+      async () => {
+        await app.workers!.flusher.foldPartitions(all);
+        const counts = await seeder.deps.postCounters.load(ids);
+        const e = (i: number) => expected.get(ids[i]!)!;
+        return counts.every((c, i) => c?.likes === e(i).likes && c?.favs === e(i).favs) ? true : undefined;
+      },
+      60_000,
+      200,
+    );
 
     // The prisma-count baseline copies its rows from the facts PostgreSQL holds.
     await waitUntilPersisted(app.redis, app.keys);
