@@ -10,6 +10,7 @@ import { createReadiness } from '../../src/recovery/readiness.js';
 import { createKeys } from '../../src/redis/keys.js';
 import { type ScriptedRedis, withScripts } from '../../src/redis/luaScripts.js';
 import { createRelationStore } from '../../src/relations/relationStore.js';
+import { intSetting } from '../lib/env.js';
 import { columns, type Ratio, ratioLine, times } from '../lib/report.js';
 import { range } from '../lib/seed.js';
 import { DATA_SETS, type DataSet, inGroups } from './memoryData.js';
@@ -84,15 +85,10 @@ function entityLayouts(counters: number[][]): Record<string, Layout<number>> {
   };
 }
 
-async function scanKeys(redis: Redis, match: string): Promise<string[]> {
-  const found: string[] = [];
-  for await (const batch of redis.scanStream({ match, count: 1000 })) found.push(...(batch as string[]));
-  return found;
-}
-
 /** Adds up MEMORY USAGE (all elements sampled) of the keys matching `patterns`, counted by `kindOf` (default OBJECT ENCODING); empties the database. */
 async function measure(redis: Redis, into: Memory, patterns = ['*'], kindOf?: (key: string) => string) {
-  const names = (await Promise.all(patterns.map((match) => scanKeys(redis, match)))).flat();
+  const names: string[] = [];
+  for (const match of patterns) for await (const batch of redis.scanStream({ match, count: 1000 })) names.push(...(batch as string[]));
   const sizes = await Promise.all(names.map((key) => redis.memory('USAGE', key, 'SAMPLES', 0)));
   into.bytes += sizes.reduce<number>((sum, b) => sum + (b ?? 0), 0);
   const kinds = kindOf ? names.map(kindOf) : await Promise.all(names.map(async (key) => String(await redis.object('ENCODING', key))));
@@ -154,12 +150,8 @@ async function measureEntities(redis: Redis) {
   return results;
 }
 
-/** The Redis database the scenario uses: BENCH_MEMORY_DB, default 15. */
-export function memoryDb(): number {
-  const db = Number(process.env.BENCH_MEMORY_DB ?? 15);
-  if (!Number.isInteger(db) || db < 0) throw new Error(`BENCH_MEMORY_DB must be a database number, got ${process.env.BENCH_MEMORY_DB}`);
-  return db;
-}
+/** The Redis database the scenario uses. */
+export const memoryDb = () => intSetting(process.env, 'BENCH_MEMORY_DB', 15, 0, 10_000);
 
 export type MemoryResults = Awaited<ReturnType<typeof runMemoryScenario>>;
 
