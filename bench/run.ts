@@ -14,12 +14,22 @@ import { formatTable, type Ratio, targetsOf, writeResults } from './lib/report.j
 import { seedWorld, USERS, type World } from './lib/seed.js';
 import { erasureSettings, runErasureScenario } from './scenarios/erasure.js';
 import { erasureCorrect, erasureTable, erasureTargets } from './scenarios/erasureReport.js';
-import { FEED_CONNECTIONS, FEED_ROUNDS, FEED_SERVERS, feedRatios, feedRows, PAGES, runFeedScenario } from './scenarios/feed.js';
+import {
+  FEED_CONNECTIONS,
+  FEED_ROUNDS,
+  FEED_SERVERS,
+  feedRatios,
+  feedRows,
+  PAGES,
+  runFeedScenario,
+  runRuntimeScenario,
+  runtimeRatios,
+  runtimeRows,
+} from './scenarios/feed.js';
 import { likeRatios, likeRows, runLikeScenario } from './scenarios/likes.js';
 import { liveSettings, runLiveScenario } from './scenarios/live.js';
 import { livePassed, liveRatios, liveTable } from './scenarios/liveReport.js';
 import { memoryDb, memoryRatios, memoryTable, runMemoryScenario } from './scenarios/memory.js';
-import { RUNTIME_PAGES, runRuntimeScenario, runtimeRatios, runtimeRows } from './scenarios/runtimes.js';
 
 interface Outcome {
   results: unknown;
@@ -70,7 +80,7 @@ const SCENARIOS: Record<string, Scenario> = {
     if (binaries.length === 0) return null;
     return async ({ world, log }) => {
       log(
-        `runtimes: Tally's feed, pages of ${RUNTIME_PAGES.join(' and ')}, on ${binaries.map((b) => `Node ${b.version} (${b.path})`).join(' vs ')}`,
+        `runtimes: Tally's feed, pages of ${PAGES.join(' and ')}, on ${binaries.map((b) => `Node ${b.version} (${b.path})`).join(' vs ')}`,
       );
       const runs = await runRuntimeScenario({ ...(await world()), binaries, durationS, warmupS });
       const ratios = runtimeRatios(runs);

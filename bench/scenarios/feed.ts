@@ -1,17 +1,28 @@
-// Scenario "feed" (docs/performance.md, "The bench"): pages of 20 and 50 posts from Tally and
-// four baselines on the same seeded data and bearer token, plus Tally's floor ({ __typename }).
+// Scenarios "feed" and "runtimes" (docs/performance.md, "The bench" and "Node 24 against
+// Node 20"): pages of 20 and 50 posts on the same seeded data and bearer token, from Tally and
+// four baselines (plus Tally's floor, { __typename }), or from Tally on each Node binary; every
+// case checked against the seeded page, warmed up, then timed in round-robin rounds. The Redis
+// per request, table cells and ratios here serve the hot post too.
+import { isDeepStrictEqual } from 'node:util';
 import { createFeedRelationTables } from '../baselines/prismaCountFeed.js';
-import { gql, runLoad } from '../lib/load.js';
+import { combineRounds, gql, type LoadResult, runLoad } from '../lib/load.js';
+import type { NodeBinary } from '../lib/nodeBinaries.js';
 import { type Ratio, type TableRow, times } from '../lib/report.js';
 import { VIEWER_ID, type World } from '../lib/seed.js';
 import type { ServerKind } from '../lib/serverProcess.js';
 import { type ServerHandle, startServer } from '../lib/servers.js';
-import { FEED, FEED_CONNECTIONS, pageChecker, redisCells, redisPerRequest, timeInRounds, versus, warmUp } from './serverRuns.js';
 
-export { FEED_CONNECTIONS, FEED_ROUNDS } from './serverRuns.js';
+export const FEED_CONNECTIONS = 16;
+export const FEED_ROUNDS = 3; // the timed seconds of a case are split into this many rounds
 export const PAGES = [20, 50] as const;
 const ROUND_TRIP_PAGES = [1, 10, 20, 50, 100]; // Tally's Redis round trips per request counted, one request at a time
 const FLOOR = '{ __typename }';
+const FEED = `query Feed($first: Int!) {
+  feed(first: $first) {
+    edges { node { id title createdAt author { id name } counts { likes favs } myState { liked faved } } }
+    pageInfo { hasNextPage endCursor }
+  }
+}`;
 
 /** In the order they are measured (Tally first: its pages are the reference). */
 export const FEED_SERVERS = [
@@ -26,12 +37,94 @@ type ServerId = (typeof FEED_SERVERS)[number]['id'];
 const TARGETS: Partial<Record<ServerId, number>> = { a: 2.5, d: 0.8 };
 const ROUND_TRIPS_TARGET = 2;
 
+type Options = { serverEnv: Record<string, string>; world: World; durationS: number; warmupS: number };
+type Case = { server: ServerHandle; label: string; body: string; expectBody: string };
+
+/** Redis round trips and commands per request over `work` (resolving with its request count); null without Redis. */
+export async function redisPerRequest(server: ServerHandle, work: () => Promise<number>) {
+  const before = await server.redisStats();
+  const requests = await work();
+  const after = await server.redisStats();
+  if (!before || !after) return null;
+  return { roundTrips: (after.roundTrips - before.roundTrips) / requests, commands: (after.commands - before.commands) / requests };
+}
+
+type Redis = Awaited<ReturnType<typeof redisPerRequest>>;
+
+/** A table row's Redis columns. */
+export const redisCells = (alone: Redis, loaded: Redis) => ({
+  ...(alone && { rtAlone: alone.roundTrips }),
+  ...(loaded && { rtLoaded: loaded.roundTrips, commands: loaded.commands }),
+});
+
+/** `run`'s throughput over `base`'s, with both p99s. */
+export const versus = (label: string, run: LoadResult, base: LoadResult, target?: number, extra = ''): Ratio => ({
+  label,
+  value: run.rps / base.rps,
+  detail: `req/s; p99 ${run.p99Ms} ms vs ${base.p99Ms} ms${extra}`,
+  ...(target !== undefined && { target }),
+});
+
+/**
+ * What every feed case starts from: the viewer's token, and a check of a server's page of
+ * `page` posts (the first server's must be the seeded one, every other's the same) that
+ * resolves with the answer's text, which every timed response must then equal.
+ */
+function feedCases({ world, warmupS }: Options) {
+  const token = world.tokens.get(VIEWER_ID)!;
+  const headers = { authorization: `Bearer ${token}` };
+  const reference = new Map<number, unknown>();
+  const checkPage = async (server: ServerHandle, name: string, page: number) => {
+    const { data, text } = await gql(server.url, FEED, { first: page }, token);
+    const edges: { node: any }[] = data.feed.edges;
+    if (!reference.has(page)) {
+      const answered = edges.map(({ node }) => [Number(node.id), { ...node.counts, ...node.myState }]);
+      if (
+        edges.length !== page ||
+        !isDeepStrictEqual(
+          answered,
+          answered.map(([id]) => [id, world.expected.get(id)]),
+        )
+      )
+        throw new Error(`${name}: feed ${page} is not the seeded page: ${text}`);
+      reference.set(page, edges);
+    }
+    if (!isDeepStrictEqual(edges, reference.get(page)))
+      throw new Error(`${name} and the first server answered different feed pages of ${page}`);
+    return text;
+  };
+  /** Not timed: lets V8 optimise the hot path, then waits for the server to go quiet. */
+  const warmUp = async (server: ServerHandle, body: string) => {
+    await runLoad({ url: server.url, connections: FEED_CONNECTIONS, durationS: warmupS, body, headers });
+    await server.settle();
+  };
+  /**
+   * Times every case for `durationS` in all, in FEED_ROUNDS rounds taken round-robin (every
+   * other round backwards when `alternate`); resolves with each case's rounds combined.
+   */
+  const timeInRounds = async (cases: Case[], durationS: number, alternate: boolean) => {
+    const rounds = cases.map((): LoadResult[] => []);
+    for (let round = 1; round <= FEED_ROUNDS; round++) {
+      const order = cases.map((_, i) => i);
+      for (const i of alternate && round % 2 === 0 ? order.reverse() : order) {
+        const { server, body, expectBody } = cases[i]!;
+        const seconds = durationS / FEED_ROUNDS;
+        rounds[i]!.push(await runLoad({ url: server.url, connections: FEED_CONNECTIONS, durationS: seconds, body, headers, expectBody }));
+        await server.settle();
+      }
+      console.log(
+        `  round ${round}/${FEED_ROUNDS}: ${cases.map((c, i) => `${c.label} ${rounds[i]!.at(-1)!.rps.toFixed(0)}`).join(', ')} req/s`,
+      );
+    }
+    return rounds.map((r) => ({ load: combineRounds(r), rounds: r.map((x) => Number(x.rps.toFixed(1))) }));
+  };
+  return { token, headers, checkPage, warmUp, timeInRounds };
+}
+
 type FeedResults = Awaited<ReturnType<typeof runFeedScenario>>;
 
-export async function runFeedScenario(opts: { serverEnv: Record<string, string>; world: World; durationS: number; warmupS: number }) {
-  const token = opts.world.tokens.get(VIEWER_ID)!;
-  const headers = { authorization: `Bearer ${token}` };
-  const checkPage = pageChecker(opts.world, token);
+export async function runFeedScenario(opts: Options) {
+  const { token, headers, checkPage, warmUp, timeInRounds } = feedCases(opts);
   const oneByOne = (server: ServerHandle, n: number, query: string, variables: Record<string, unknown>) =>
     redisPerRequest(server, async () => {
       for (let i = 0; i < n; i++) await gql(server.url, query, variables, token);
@@ -43,7 +136,7 @@ export async function runFeedScenario(opts: { serverEnv: Record<string, string>;
     const [query, variables] = page === null ? [FLOOR, {}] : [FEED, { first: page }];
     const body = JSON.stringify({ query, variables });
     const redisAlone = await oneByOne(server, 20, query, variables);
-    await warmUp(server, body, headers, opts.warmupS);
+    await warmUp(server, body);
     // A fixed number of requests, all answered: a timed run ends with requests in flight whose commands would count, not their answers.
     const amount = FEED_CONNECTIONS * 8;
     const redisLoaded = await redisPerRequest(server, async () => {
@@ -72,7 +165,7 @@ export async function runFeedScenario(opts: { serverEnv: Record<string, string>;
       }
       for (const [i, page] of PAGES.entries()) cases.push(await prepare(server, id, name, page, pages[i]!));
     }
-    const timed = await timeInRounds(cases, opts.durationS, headers, false);
+    const timed = await timeInRounds(cases, opts.durationS, false);
     const runs = cases.map((c, i) => ({ ...c.run, ...timed[i]!, redisAlone: c.redisAlone, redisLoaded: c.redisLoaded }));
     return { runs, roundTripsByPage };
   } finally {
@@ -84,11 +177,10 @@ const runOf = (runs: FeedResults['runs'], server: ServerId, page: number | null)
   runs.find((r) => r.server === server && r.page === page)!;
 
 export function feedRatios(runs: FeedResults['runs'], roundTripsByPage: FeedResults['roundTripsByPage']): Ratio[] {
-  const worst = Math.max(...roundTripsByPage.map((r) => r.roundTrips));
   const perPage = roundTripsByPage.map((r) => `${r.page}: ${r.roundTrips.toFixed(2)} RT, ${r.commands.toFixed(1)} cmds`);
   const roundTrips: Ratio = {
     label: `Tally Redis round trips per feed page, most over pages of ${roundTripsByPage.map((r) => r.page).join(', ')}`,
-    value: worst,
+    value: Math.max(...roundTripsByPage.map((r) => r.roundTrips)),
     format: (x) => x.toFixed(2),
     target: ROUND_TRIPS_TARGET,
     atMost: true,
@@ -122,3 +214,56 @@ export function feedRows(runs: FeedResults['runs']): TableRow[] {
     ),
   ];
 }
+
+export type RuntimeRun = Awaited<ReturnType<typeof runRuntimeScenario>>[number];
+
+/** Tally's feed on each binary: the same build, flags, data and request, so only the runtime differs; all servers at once. */
+export async function runRuntimeScenario(opts: Options & { binaries: readonly NodeBinary[] }) {
+  const { checkPage, warmUp, timeInRounds } = feedCases(opts);
+  const servers: ServerHandle[] = [];
+  try {
+    for (const binary of opts.binaries) servers.push(await startServer('tally', { ...opts.serverEnv, ROLE: 'api' }, binary.path));
+    const cases = [];
+    // Page by page, so the runtimes of one page are timed back to back in every round.
+    for (const page of PAGES) {
+      for (const [i, server] of servers.entries()) {
+        const { version, path } = opts.binaries[i]!;
+        const expectBody = await checkPage(server, `Tally on Node ${version}`, page);
+        const body = JSON.stringify({ query: FEED, variables: { first: page } });
+        await warmUp(server, body);
+        cases.push({ server, node: version, binary: path, page, label: `${version} ${page}`, body, expectBody });
+      }
+    }
+    const timed = await timeInRounds(cases, opts.durationS, true);
+    return cases.map(({ node, binary, page }, i) => ({ node, binary, page, ...timed[i]! }));
+  } finally {
+    for (const server of servers) await server.stop();
+  }
+}
+
+/** Per page size, each runtime against the first (the reference). */
+const byPage = (runs: readonly RuntimeRun[]) =>
+  PAGES.map((page) => {
+    const [reference, ...others] = runs.filter((r) => r.page === page);
+    return { page, reference: reference!, others };
+  });
+
+export const runtimeRows = (runs: readonly RuntimeRun[]): TableRow[] =>
+  byPage(runs).flatMap(({ page, reference, others }) =>
+    [reference, ...others].map((r) => ({
+      scenario: `feed ${page}`,
+      server: `Tally, Node ${r.node}`,
+      ...r.load,
+      check: 'same page',
+      vs: r === reference ? 'reference' : `${times(r.load.rps / reference.load.rps)} Node ${reference.node}`,
+    })),
+  );
+
+// Each round's ratio too: on a noisy machine their spread says how far to trust the total.
+export const runtimeRatios = (runs: readonly RuntimeRun[]): Ratio[] =>
+  byPage(runs).flatMap(({ page, reference, others }) =>
+    others.map((r) => {
+      const rounds = r.rounds.map((x, i) => times(x / reference.rounds[i]!)).join(', ');
+      return versus(`Tally feed ${page}, Node ${r.node} / Node ${reference.node}`, r.load, reference.load, undefined, `; rounds ${rounds}`);
+    }),
+  );

@@ -9,7 +9,7 @@ import { type Ratio, type TableRow, times } from '../lib/report.js';
 import { USERS, type World } from '../lib/seed.js';
 import type { ServerKind } from '../lib/serverProcess.js';
 import { type ServerHandle, startServer } from '../lib/servers.js';
-import { redisCells, redisPerRequest, versus } from './serverRuns.js';
+import { redisCells, redisPerRequest, versus } from './feed.js';
 
 export const LIKE_CONNECTIONS = 32;
 const WATCH_AFTER_S = 10; // how long after the last acknowledgement the count may take to include every like
