@@ -1,14 +1,11 @@
-// Child-process entry of the live scenario's load generator: thousands of WebSocket clients
-// of Tally's live counts, or HTTP pollers of the same counts, in one process so the bench's
-// own process (which sends the likes and times their acknowledgements) stays responsive.
-// Started by bench/scenarios/live.ts through bench/lib/child.ts, typed by LiveCommands.
-//
-// A socket is a raw graphql-transport-ws client on `ws` (connection_init → connection_ack →
-// one subscribe of the given document, a postCountsChanged selection), not a graphql-ws
-// Client object: lighter, and every byte it handles is visible here. Recording sockets parse
-// every push and keep (post, likes, arrival time); the others only count their pushes,
-// recognising a `next` message without parsing it. Pollers send the given `posts(ids)`
-// query over their own keep-alive connection once per interval.
+// Child-process entry of the live scenario's load generator, started by
+// bench/scenarios/liveMeasure.ts through bench/lib/child.ts (its commands typed by
+// LiveCommands): thousands of WebSocket clients of the live counts, or HTTP pollers of them,
+// apart from the bench's process so that the one timing the likes stays responsive. A socket
+// is a raw graphql-transport-ws client on `ws` (connection_init → connection_ack → one
+// subscribe), lighter than a graphql-ws Client and every byte visible: recording sockets parse
+// every push and keep (post, likes, arrival time), the others count pushes without parsing.
+// Pollers send the `posts(ids)` query once per interval, each on a keep-alive connection of its own.
 import http from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';

@@ -2,13 +2,9 @@
 // (postCountsChanged) against polling the same counts once a second, while likes arrive;
 // one API process and one worker on a database and key prefix of their own. The method is
 // described in docs/performance.md ("Live counts").
-import os from 'node:os';
-import { random, shuffled } from '../../prisma/random.js';
 import { createAuth } from '../../src/auth/jwt.js';
 import { loadConfig } from '../../src/config.js';
-import { entryOf, startChild } from '../lib/child.js';
 import { type BenchEnv, tallyEnv } from '../lib/env.js';
-import type { ClientSpec, LiveCommands } from '../lib/liveClientProcess.js';
 import { runLoad } from '../lib/load.js';
 import { bucketPercentile, histogram, metric, metricsText } from '../lib/metrics.js';
 import { cpuBetween, cpuSeconds, idle, localRedisPid, openFilesLimit, readCpu, rssBytes } from '../lib/procStats.js';
@@ -23,57 +19,12 @@ const WARMUP_S = 3;
 /** The poll query at full load (closed loop): connections and seconds. */
 const FULL_LOAD_CONNECTIONS = 16;
 const FULL_LOAD_S = 5;
-const WATCH = 'subscription($ids: [ID!]!) { postCountsChanged(postIds: $ids) { id counts { likes favs asOf } } }';
-/** Sockets opened per round, across the client processes. */
-const OPEN_BATCH = 500;
 /** After the likes, the push phase waits at most this long for its clients to go quiet. */
 const WATCH_AFTER_MS = 30_000;
 
 export type LiveResults = Awaited<ReturnType<typeof runLiveScenario>>;
-type Cpu = Omit<ReturnType<typeof cpuBetween>, 'windowS' | 'postgres'>;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const sum = (xs: number[]) => xs.reduce((s, x) => s + x, 0);
-
-/** Where the CPU went over a window, in cores. */
-function coresLine(cpu: Cpu, windowS: number): string {
-  const c = (x: number | null) => (x === null ? '-' : (x / windowS).toFixed(2));
-  return `cores: API ${c(cpu.api)} (its main thread waited for a core ${c(cpu.apiWaited)} of the time), worker ${c(cpu.worker)}, Redis ${c(cpu.redis)}, load generator ${c(cpu.generator)}, machine ${c(cpu.machine)} of ${os.cpus().length} (stolen ${c(cpu.steal)})`;
-}
-
-/** One load-generator process (bench/lib/liveClientProcess.ts); `openFiles`: one per socket or poller, and some. */
-async function startClients(name: string, openFiles: number) {
-  const child = await startChild(`live clients ${name}`, process.execPath, entryOf('liveClientProcess'), {
-    openFiles,
-    readyWithinMs: 30_000,
-  });
-  const call = <C extends keyof LiveCommands>(cmd: C, ...args: Parameters<LiveCommands[C]>) => child.call<m.Report<C>>(cmd, args[0]);
-  return { name, pid: child.pid, call, stop: child.stop };
-}
-type Clients = Awaited<ReturnType<typeof startClients>>;
-
-/** The client processes' socket reports summed, and what went wrong (each fails the run). */
-function socketTotals(reports: m.Report<'sockets'>[], n: number, nothingLiked: (socket: number) => boolean) {
-  const silent = reports.flatMap((x) => x.silent);
-  // Silent sockets none of whose posts was liked had no push due.
-  const nothingDue = silent.filter(nothingLiked).length;
-  const closedByServer: Record<string, number> = {};
-  for (const [code, count] of reports.flatMap((x) => Object.entries(x.closes))) closedByServer[code] = (closedByServer[code] ?? 0) + count;
-  const total = {
-    opened: sum(reports.map((x) => x.sockets)),
-    openAtEnd: sum(reports.map((x) => x.open)),
-    errors: sum(reports.map((x) => x.errors)),
-  };
-  const problems = [
-    total.opened !== n && `${total.opened} of ${n} sockets opened`,
-    total.openAtEnd !== n && `${n - total.openAtEnd} sockets closed: ${JSON.stringify(closedByServer)}`,
-    silent.length > nothingDue && `${silent.length - nothingDue} sockets received no push`,
-    total.errors > 0 && `${total.errors} unexpected messages`,
-  ].filter((x) => x !== false);
-  const { opened, openAtEnd, errors } = total;
-  const totals = { opened, openAtEnd, silent: silent.length - nothingDue, nothingDue, errors };
-  return { totals, closedByServer, problems: [...problems, ...reports.flatMap((r) => r.unexpected.slice(0, 3))] };
-}
 
 /** LIVE_POSTS posts by 10 authors, through Tally's commands; their ids. */
 async function seedPosts(serverEnv: Record<string, string>): Promise<string[]> {
@@ -106,12 +57,11 @@ export async function runLiveScenario(opts: { env: BenchEnv; settings: m.LiveSet
   for (let i = 0; i < n; i++) for (let k = 0; k < m.WATCHED; k++) watchers[(i + k) % m.LIVE_POSTS]! += 1;
   const { flushIntervalMs } = loadConfig(serverEnv);
   const auth = createAuth(serverEnv.JWT_SECRET!);
-  const tokens: string[] = [];
-  for (let u = 0; u < m.LIKERS; u++) tokens.push(await auth.sign(m.FIRST_LIKER + u));
+  const tokens = await Promise.all(range(m.FIRST_LIKER, m.LIKERS).map((u) => auth.sign(u)));
   const likesFor = m.likeSchedule(postIds, tokens);
 
   const servers: ServerHandle[] = [];
-  const clients: Clients[] = [];
+  const clients: m.Clients[] = [];
   try {
     const worker = await startServer('tally', { ...serverEnv, ROLE: 'worker' });
     servers.push(worker);
@@ -120,9 +70,9 @@ export async function runLiveScenario(opts: { env: BenchEnv; settings: m.LiveSet
       '--expose-gc',
     ]);
     servers.push(api);
-    clients.push(await startClients('timed sockets', settings.sampledSockets + 256));
+    clients.push(await m.startClients('timed sockets', settings.sampledSockets + 256));
     for (let k = 0; k < settings.clientProcesses; k++) {
-      clients.push(await startClients(`clients ${k + 1}`, Math.ceil(Math.max(n, p) / settings.clientProcesses) + 256));
+      clients.push(await m.startClients(`clients ${k + 1}`, Math.ceil(Math.max(n, p) / settings.clientProcesses) + 256));
     }
     const bulk = clients.slice(1);
     const pids = { api: api.pid, worker: worker.pid, redis: await localRedisPid(serverEnv.REDIS_URL!), clients: clients.map((c) => c.pid) };
@@ -197,36 +147,15 @@ export async function runLiveScenario(opts: { env: BenchEnv; settings: m.LiveSet
       const r = await likePhase(await baseCounts());
       likesOnlyApiCpuPerLike = r.cpu.api / Math.max(1, r.load.acknowledged);
       r.cpu.apiNet = 0;
-      log(`  likes only: ${r.load.rps.toFixed(0)} likes/s, p99 ${r.load.p99Ms} ms; ${coresLine(r.cpu, r.windowS)}`);
+      log(`  likes only: ${r.load.rps.toFixed(0)} likes/s, p99 ${r.load.p99Ms} ms; ${m.coresLine(r.cpu, r.windowS)}`);
       return phase('likes only', r, { clients: 0, updates: 0, requests: 0, latency: null, rss: null, clientLoops: r.clientLoops });
     };
 
-    // 2. Push: N sockets, all subscribed before the likes start (the timed ones in clients[0],
-    // interleaved with the others so they sit anywhere in the server's fan-out order).
+    // 2. Push: N sockets, all subscribed before the likes start.
     const pushPhase = async () => {
       await idle(api.pid);
       const before = await m.apiMemory(api);
-      const sampled = new Set(shuffled(range(0, n), random(15)).slice(0, settings.sampledSockets));
-      const [wsUrl, started] = [`${api.url.replace(/^http/, 'ws')}/graphql`, Date.now()];
-      for (let from = 0; from < n; from += OPEN_BATCH) {
-        const lists = clients.map((): ClientSpec[] => []);
-        for (let i = from; i < Math.min(n, from + OPEN_BATCH); i++)
-          lists[sampled.has(i) ? 0 : 1 + (i % bulk.length)]!.push({ index: i, postIds: watched(i) });
-        await Promise.all(
-          clients.map((c, j) => lists[j]!.length > 0 && c.call('open', { url: wsUrl, query: WATCH, sockets: lists[j]!, record: j === 0 })),
-        );
-        const opened = Math.min(n, from + OPEN_BATCH);
-        if (opened % 2000 === 0 || opened === n) log(`  push: ${opened}/${n} sockets open`);
-      }
-      let subscribed = 0;
-      const allSubscribed = async () => {
-        subscribed = metric(await metricsText(api.url), 'tally_live_subscriptions');
-        return subscribed >= n ? true : undefined;
-      };
-      await waitFor('', allSubscribed, 60_000).catch(() => {
-        throw new Error(`only ${subscribed} of ${n} subscriptions reached the server within 60 s`);
-      });
-      const openSeconds = (Date.now() - started) / 1000;
+      const { subscribed, openSeconds } = await m.openSockets(api.url, clients, n, settings.sampledSockets, watched, log);
       await sleep(3000);
       const withSockets = await m.apiMemory(api);
       const mib = (bytes: number) => (bytes / 2 ** 20).toFixed(0);
@@ -235,18 +164,16 @@ export async function runLiveScenario(opts: { env: BenchEnv; settings: m.LiveSet
       );
       const metricsBefore = await metricsText(api.url);
       const r = await likePhase(await baseCounts());
-      const pushesSoFar = async () => sum((await marks()).map((x) => x.pushes));
+      const pushesSoFar = async () => m.sum((await marks()).map((x) => x.pushes));
       await waitForQuiet('', pushesSoFar, m.QUIET_MS, WATCH_AFTER_MS).catch(() => {}); // quiet or not, the phase goes on
-      const updates = sum(r.after.marks.map((x) => x.pushes)) - sum(r.before.marks.map((x) => x.pushes));
+      const updates = m.sum(r.after.marks.map((x) => x.pushes)) - m.sum(r.before.marks.map((x) => x.pushes));
       const reports = await Promise.all(clients.map((c) => c.call('sockets')));
       const metricsAfter = await metricsText(api.url);
       const delta = (name: string) => metric(metricsAfter, name) - metric(metricsBefore, name);
-      const fanOut = [metricsBefore, metricsAfter].map((x) => histogram(x, 'tally_live_fan_out_lag_seconds')) as [
-        Map<number, number>,
-        Map<number, number>,
-      ];
+      const lag = 'tally_live_fan_out_lag_seconds';
+      const fanOut = [histogram(metricsBefore, lag), histogram(metricsAfter, lag)] as const;
       const nothingLiked = (i: number) => watched(i).every((id) => r.acks[postIndex.get(Number(id))!]!.length === 0);
-      const { totals, closedByServer, problems } = socketTotals(reports, n, nothingLiked);
+      const { totals, closedByServer, problems } = m.socketTotals(reports, n, nothingLiked);
       const sockets = {
         ...totals,
         subscribedOnServer: subscribed,
@@ -260,7 +187,7 @@ export async function runLiveScenario(opts: { env: BenchEnv; settings: m.LiveSet
         pushesDelivered: updates,
       };
       // Sockets closed (the API holding none, at most 30 s), and whatever it still had to do done, before the counts are checked.
-      const closed = sum(await Promise.all(clients.map((c) => c.call('closeAll'))));
+      const closed = m.sum(await Promise.all(clients.map((c) => c.call('closeAll'))));
       const noSockets = async () => (metric(await metricsText(api.url), 'tally_live_sockets') === 0 ? true : undefined);
       await waitFor('', noSockets, 30_000).catch(() => {});
       log(`  push: ${closed} sockets closed`);
@@ -270,7 +197,7 @@ export async function runLiveScenario(opts: { env: BenchEnv; settings: m.LiveSet
       log(
         `  push: ${(updates / r.windowS).toFixed(0)} pushes/s to ${n} sockets (${sockets.pushesDue} due in the window, ${updates} received; server: ${sockets.serverPushes} handed out, ${sockets.serverDropped} replaced by newer, fan-out p50 ≤ ${sockets.serverFanOutP50Ms} ms, p99 ≤ ${sockets.serverFanOutP99Ms} ms); ` +
           `latency p50 ${latency.p50Ms} ms, p99 ${latency.p99Ms} ms (${latency.included}/${latency.samples} seen); likes p99 ${r.load.p99Ms} ms; ` +
-          `${coresLine(r.cpu, r.windowS)}; client loops ${r.clientLoops.map((c) => c.utilization).join(', ')}`,
+          `${m.coresLine(r.cpu, r.windowS)}; client loops ${r.clientLoops.map((c) => c.utilization).join(', ')}`,
       );
       return {
         sockets,
@@ -293,13 +220,13 @@ export async function runLiveScenario(opts: { env: BenchEnv; settings: m.LiveSet
       await sleep(POLL_INTERVAL_MS + 2000); // the last likes flushed and polled
       const reports = await Promise.all(bulk.map((c) => c.call('stopPolling')));
       const { latency, updates, requests } = m.pollLatency(reports, postIndex, r, r.before.at, r.after.at);
-      const failures = sum(reports.map((x) => x.failures));
+      const failures = m.sum(reports.map((x) => x.failures));
       const overload = failures > 0 ? [`${failures} polls failed`, ...reports.flatMap((x) => x.unexpected.slice(0, 3))] : [];
       const rss = m.memoryPerClient(before, withPollers, p, r.rssEnd);
       const clientLoops = r.clientLoops.slice(1);
       log(
         `  poll: ${(requests / r.windowS).toFixed(0)} polls/s from ${p} pollers; staleness p50 ${latency.p50Ms} ms, p99 ${latency.p99Ms} ms; ` +
-          `${coresLine(r.cpu, r.windowS)}; client loops ${clientLoops.map((c) => c.utilization).join(', ')}`,
+          `${m.coresLine(r.cpu, r.windowS)}; client loops ${clientLoops.map((c) => c.utilization).join(', ')}`,
       );
       return phase('poll', r, { clients: p, updates, requests, latency, rss, clientLoops }, [], overload);
     };
@@ -316,13 +243,8 @@ export async function runLiveScenario(opts: { env: BenchEnv; settings: m.LiveSet
     const cpu0 = cpuSeconds(api.pid);
     const full = await runLoad({ url: api.url, connections: FULL_LOAD_CONNECTIONS, durationS: FULL_LOAD_S, body });
     const cpuPerRequestS = (cpuSeconds(api.pid) - cpu0) / Math.max(1, full.requests);
-    const pollAtFullLoad = {
-      connections: FULL_LOAD_CONNECTIONS,
-      rps: full.rps,
-      p99Ms: full.p99Ms,
-      failures: full.failures,
-      cpuPerRequestS,
-    };
+    const { rps, p99Ms, failures } = full;
+    const pollAtFullLoad = { connections: FULL_LOAD_CONNECTIONS, rps, p99Ms, failures, cpuPerRequestS };
     if (full.failures > 0) poll.problems.push(`${full.failures} poll queries failed at full load`);
     log(
       `  poll query at full load (${FULL_LOAD_CONNECTIONS} connections, no likes): ${full.rps.toFixed(0)} req/s, ${(cpuPerRequestS * 1e6).toFixed(0)} µs of API CPU per request`,

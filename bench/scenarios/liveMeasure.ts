@@ -1,19 +1,27 @@
-// The live counts scenario's settings and what it measures besides CPU: the likes sent open
-// loop and their acknowledgements per post, latency of pushes and polls, pushes due, the API's
-// memory, settled counts.
+// The live counts scenario's settings, its client processes, and what it measures: the likes
+// sent open loop and their acknowledgements per post, latency of pushes and polls, pushes due,
+// the API's memory, settled counts, socket totals, cores used.
+import os from 'node:os';
+import { random, shuffled } from '../../prisma/random.js';
+import { entryOf, startChild } from '../lib/child.js';
 import { intSetting } from '../lib/env.js';
 import { inclusionLags, percentile } from '../lib/freshness.js';
-import type { LiveCommands } from '../lib/liveClientProcess.js';
+import type { ClientSpec, LiveCommands } from '../lib/liveClientProcess.js';
 import { gql, likeBody } from '../lib/load.js';
+import { metric, metricsText } from '../lib/metrics.js';
 import { startOpenLoop } from '../lib/openLoop.js';
-import { rssBytes } from '../lib/procStats.js';
+import { type cpuBetween, rssBytes } from '../lib/procStats.js';
+import { range } from '../lib/seed.js';
 import type { ServerHandle } from '../lib/servers.js';
 import { waitFor, waitForQuiet } from '../lib/waitFor.js';
 
 export const LIVE_POSTS = 100;
 /** Posts each socket or poller watches. */
 export const WATCHED = 20;
+const WATCH = 'subscription($ids: [ID!]!) { postCountsChanged(postIds: $ids) { id counts { likes favs asOf } } }';
 export const POLL = 'query($ids: [ID!]!) { posts(ids: $ids) { id counts { likes favs asOf } } }';
+/** Sockets opened per round, across the client processes. */
+const OPEN_BATCH = 500;
 /** Connections the likes may take at once (open loop: a slow answer takes another one). */
 export const LIKE_CONNECTIONS = 1024;
 /** How long after the last like is sent its answers may take before they are abandoned. */
@@ -54,14 +62,10 @@ export async function apiMemory(api: ServerHandle) {
 }
 
 type Memory = Awaited<ReturnType<typeof apiMemory>>;
+/** RSS before, with `count` clients, at the phase's end and per client; the same of live memory. */
 export const memoryPerClient = (before: Memory, withClients: Memory, count: number, endBytes: number) => ({
-  beforeBytes: before.rss,
-  withClientsBytes: withClients.rss,
-  endBytes,
-  perClientBytes: (withClients.rss - before.rss) / count,
-  liveBeforeBytes: before.live,
-  liveWithClientsBytes: withClients.live,
-  livePerClientBytes: (withClients.live - before.live) / count,
+  ...{ beforeBytes: before.rss, withClientsBytes: withClients.rss, endBytes, perClientBytes: (withClients.rss - before.rss) / count },
+  ...{ liveBeforeBytes: before.live, liveWithClientsBytes: withClients.live, livePerClientBytes: (withClients.live - before.live) / count },
 });
 
 /** The run's likes in order: `next(count)` gives the following `count`. */
@@ -116,6 +120,7 @@ export async function sendLikes(url: string, likes: ReturnType<ReturnType<typeof
   return { acks: acks.map(sortUp), sends: sends.map(sortUp), offered, failed, failures, load };
 }
 
+export const sum = (xs: number[]) => xs.reduce((s, x) => s + x, 0);
 const sortUp = (a: number[]) => a.sort((x, y) => x - y);
 const round1 = (x: number) => (Number.isFinite(x) ? Number(x.toFixed(1)) : null);
 
@@ -200,4 +205,77 @@ export function settledCounts(url: string, postIds: string[], timeoutMs = 60_000
       counts ? `the counts kept moving for ${timeoutMs} ms` : `the counts could not be read within ${timeoutMs} ms: ${String(failure)}`,
     );
   });
+}
+
+type Cpu = Omit<ReturnType<typeof cpuBetween>, 'windowS' | 'postgres'>;
+
+/** Where the CPU went over a window, in cores. */
+export function coresLine(cpu: Cpu, windowS: number): string {
+  const c = (x: number | null) => (x === null ? '-' : (x / windowS).toFixed(2));
+  return `cores: API ${c(cpu.api)} (its main thread waited for a core ${c(cpu.apiWaited)} of the time), worker ${c(cpu.worker)}, Redis ${c(cpu.redis)}, load generator ${c(cpu.generator)}, machine ${c(cpu.machine)} of ${os.cpus().length} (stolen ${c(cpu.steal)})`;
+}
+
+/** One load-generator process (bench/lib/liveClientProcess.ts); `openFiles`: one per socket or poller, and some. */
+export async function startClients(name: string, openFiles: number) {
+  const child = await startChild(`live clients ${name}`, process.execPath, entryOf('liveClientProcess'), {
+    openFiles,
+    readyWithinMs: 30_000,
+  });
+  const call = <C extends keyof LiveCommands>(cmd: C, ...args: Parameters<LiveCommands[C]>) => child.call<Report<C>>(cmd, args[0]);
+  return { name, pid: child.pid, call, stop: child.stop };
+}
+export type Clients = Awaited<ReturnType<typeof startClients>>;
+
+/**
+ * Opens `n` sockets in rounds across the client processes, the `timed` ones (a random sample)
+ * in clients[0], so they sit anywhere in the server's fan-out order; resolves once the server
+ * holds every subscription, with their number and the seconds it took.
+ */
+export async function openSockets(
+  apiUrl: string,
+  clients: Clients[],
+  n: number,
+  timed: number,
+  watched: (i: number) => string[],
+  log: (line: string) => void,
+) {
+  const sampled = new Set(shuffled(range(0, n), random(15)).slice(0, timed));
+  const [wsUrl, started] = [`${apiUrl.replace(/^http/, 'ws')}/graphql`, Date.now()];
+  for (let from = 0; from < n; from += OPEN_BATCH) {
+    const lists = clients.map((): ClientSpec[] => []);
+    for (let i = from; i < Math.min(n, from + OPEN_BATCH); i++)
+      lists[sampled.has(i) ? 0 : 1 + (i % (clients.length - 1))]!.push({ index: i, postIds: watched(i) });
+    await Promise.all(
+      clients.map((c, k) => lists[k]!.length > 0 && c.call('open', { url: wsUrl, query: WATCH, sockets: lists[k]!, record: k === 0 })),
+    );
+    const opened = Math.min(n, from + OPEN_BATCH);
+    if (opened % 2000 === 0 || opened === n) log(`  push: ${opened}/${n} sockets open`);
+  }
+  let subscribed = 0;
+  const allSubscribed = async () => {
+    subscribed = metric(await metricsText(apiUrl), 'tally_live_subscriptions');
+    return subscribed >= n ? true : undefined;
+  };
+  await waitFor('', allSubscribed, 60_000).catch(() => {
+    throw new Error(`only ${subscribed} of ${n} subscriptions reached the server within 60 s`);
+  });
+  return { subscribed, openSeconds: (Date.now() - started) / 1000 };
+}
+
+/** The client processes' socket reports summed, and what went wrong (each fails the run). */
+export function socketTotals(reports: Report<'sockets'>[], n: number, nothingLiked: (socket: number) => boolean) {
+  const total = (f: (x: Report<'sockets'>) => number) => sum(reports.map(f));
+  const [opened, openAtEnd, errors] = [total((x) => x.sockets), total((x) => x.open), total((x) => x.errors)];
+  const silent = reports.flatMap((x) => x.silent);
+  const nothingDue = silent.filter(nothingLiked).length; // silent sockets none of whose posts was liked had no push due
+  const closedByServer: Record<string, number> = {};
+  for (const [code, count] of reports.flatMap((x) => Object.entries(x.closes))) closedByServer[code] = (closedByServer[code] ?? 0) + count;
+  const problems = [
+    opened !== n && `${opened} of ${n} sockets opened`,
+    openAtEnd !== n && `${n - openAtEnd} sockets closed: ${JSON.stringify(closedByServer)}`,
+    silent.length > nothingDue && `${silent.length - nothingDue} sockets received no push`,
+    errors > 0 && `${errors} unexpected messages`,
+    ...reports.flatMap((r) => r.unexpected.slice(0, 3)),
+  ].filter((x) => x !== false);
+  return { totals: { opened, openAtEnd, silent: silent.length - nothingDue, nothingDue, errors }, closedByServer, problems };
 }
