@@ -177,10 +177,10 @@ export function pollLatency(reports: Report<'stopPolling'>[], postIndex: Map<num
       requests += polls.filter(([, at]) => inWindow(at!)).length;
       return record.postIds.map((id, j) => {
         const post = postIndex.get(Number(id))!;
-        const seen = polls.map(([, at, ...likes]) => ({ at: at!, count: likes[j]! }));
+        const answers = polls.map(([, at, ...likes]) => ({ at: at!, count: likes[j]! }));
         // An update: the post's likes differ from the poller's previous answer (or, first, from the count before).
-        updates += seen.filter((o, q) => inWindow(o.at) && o.count !== (q === 0 ? r.base[post] : seen[q - 1]!.count)).length;
-        return [post, seen] as const;
+        updates += answers.filter((o, q) => inWindow(o.at) && o.count !== (q === 0 ? r.base[post] : answers[q - 1]!.count)).length;
+        return [post, answers] as const;
       });
     });
   return { latency: latencyOf(r, seen), updates, requests };
