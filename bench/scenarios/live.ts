@@ -113,7 +113,7 @@ export async function runLiveScenario(opts: { env: BenchEnv; settings: m.LiveSet
     const phase = async <M extends { clients: number }>(
       mode: 'likes only' | 'push' | 'poll',
       r: LikeRun,
-      { clients, ...measured }: M,
+      { clients: clientCount, ...measured }: M,
       problems: string[] = [],
       overload: string[] = [],
     ) => {
@@ -123,7 +123,7 @@ export async function runLiveScenario(opts: { env: BenchEnv; settings: m.LiveSet
         (error: Error) => ({ exact: false, problems: [error.message] }),
       );
       return {
-        ...{ mode, clients, windowS: r.windowS, likes: r.load, cpu: r.cpu, ...measured, exact: counts.exact },
+        ...{ mode, clients: clientCount, windowS: r.windowS, likes: r.load, cpu: r.cpu, ...measured, exact: counts.exact },
         problems: [...counts.problems, ...problems],
         overload: [...(r.load.failures > 0 ? [likesFailed] : []), ...overload],
       };
