@@ -1,20 +1,27 @@
-// The live counts scenario's settings, likes and what it reads off its clients: the likes sent
-// open loop and their acknowledgements per post, latency of pushes and polls, pushes due,
-// settled counts.
+// The live counts scenario's settings, its client processes, and what it measures: the likes
+// sent open loop and their acknowledgements per post, latency of pushes and polls, pushes due,
+// the API's memory, settled counts, socket totals, cores used.
 import os from 'node:os';
+import { random, shuffled } from '../../prisma/random.js';
+import { entryOf, startChild } from '../lib/child.js';
 import { intSetting } from '../lib/env.js';
 import { inclusionLags, percentile } from '../lib/freshness.js';
-import type { PollReport, SocketReport } from '../lib/liveClients.js';
-import { gql } from '../lib/load.js';
+import type { ClientSpec, LiveCommands } from '../lib/liveClientProcess.js';
+import { gql, likeBody } from '../lib/load.js';
+import { metric, metricsText } from '../lib/metrics.js';
 import { startOpenLoop } from '../lib/openLoop.js';
-import { idle, rssBytes } from '../lib/procStats.js';
+import { type cpuBetween, rssBytes } from '../lib/procStats.js';
+import { range } from '../lib/seed.js';
 import type { ServerHandle } from '../lib/servers.js';
+import { waitFor, waitForQuiet } from '../lib/waitFor.js';
 
 export const LIVE_POSTS = 100;
 /** Posts each socket or poller watches. */
 export const WATCHED = 20;
+const WATCH = 'subscription($ids: [ID!]!) { postCountsChanged(postIds: $ids) { id counts { likes favs asOf } } }';
 export const POLL = 'query($ids: [ID!]!) { posts(ids: $ids) { id counts { likes favs asOf } } }';
-const SET_LIKE = 'mutation Like($i: SetLikeRelationInput!) { setLikeRelation(input: $i) { changed } }';
+/** Sockets opened per round, across the client processes. */
+const OPEN_BATCH = 500;
 /** Connections the likes may take at once (open loop: a slow answer takes another one). */
 export const LIKE_CONNECTIONS = 1024;
 /** How long after the last like is sent its answers may take before they are abandoned. */
@@ -29,9 +36,6 @@ export const QUIET_MS = 2000;
 export const FIRST_LIKER = 1000;
 export const LIKERS = 1000;
 
-/** Sockets whose every push is timed (a random sample, in a client process of their own). */
-const SAMPLED_SOCKETS = 200;
-
 export type LiveSettings = ReturnType<typeof liveSettings>;
 
 export function liveSettings(env: NodeJS.ProcessEnv = process.env) {
@@ -45,101 +49,40 @@ export function liveSettings(env: NodeJS.ProcessEnv = process.env) {
     durationS: int('BENCH_LIVE_DURATION_S', 30, 3600),
     /** Processes holding the sockets that are not timed (the timed ones have one more). */
     clientProcesses: int('BENCH_LIVE_CLIENT_PROCESSES', 2, 64),
-    sampledSockets: Math.min(SAMPLED_SOCKETS, sockets),
+    /** Sockets whose every push is timed (a random sample, in a client process of their own). */
+    sampledSockets: Math.min(200, sockets),
   };
 }
 
-export type Cpu = {
-  api: number;
-  apiNet: number;
-  worker: number;
-  redis: number | null;
-  generator: number;
-  machine: number;
-  steal: number;
-  apiWaited: number;
-};
-export type Rss = Record<
-  'beforeBytes' | 'withClientsBytes' | 'endBytes' | 'perClientBytes' | 'liveBeforeBytes' | 'liveWithClientsBytes' | 'livePerClientBytes',
-  number
->;
-
-export interface LivePhase {
-  mode: 'likes only' | 'push' | 'poll';
-  clients: number;
-  windowS: number;
-  likes: LikeLoad;
-  cpu: Cpu;
-  clientLoops: { name: string; utilization: number }[];
-  updates: number;
-  requests: number;
-  latency: Latency | null;
-  rss: Rss | null;
-  exact: boolean;
-  /** Counts off, sockets lost, unexpected messages: the run fails. */
-  problems: string[];
-  /** Likes or polls an overloaded API failed or left unanswered: measured, not a failure. */
-  overload: string[];
+/** The API's RSS, and its V8 heap in use + memory outside it (buffers) after a full GC. */
+export async function apiMemory(api: ServerHandle) {
+  const m = await api.memory();
+  if (!m.collected) throw new Error('the API was started without --expose-gc');
+  return { live: m.heapUsed + m.external, rss: rssBytes(api.pid) };
 }
 
-/** Where the CPU went over a window, in cores. */
-export function coresLine(cpu: Cpu, windowS: number): string {
-  const c = (x: number | null) => (x === null ? '-' : (x / windowS).toFixed(2));
-  return `cores: API ${c(cpu.api)} (its main thread waited for a core ${c(cpu.apiWaited)} of the time), worker ${c(cpu.worker)}, Redis ${c(cpu.redis)}, load generator ${c(cpu.generator)}, machine ${c(cpu.machine)} of ${os.cpus().length} (stolen ${c(cpu.steal)})`;
-}
-
-/** The API's memory before and with its clients: RSS, and V8 heap in use + memory outside it (buffers) after a full GC. */
-export function apiMemory(api: ServerHandle) {
-  /** The API's V8 heap in use and memory outside it (buffers), after a full collection. */
-  const liveBytes = async () => {
-    const m = await api.memory();
-    if (!m.collected) throw new Error('the API was started without --expose-gc');
-    return m.heapUsed + m.external;
-  };
-  const memoryBefore = async () => {
-    await idle(api.pid);
-    return { live: await liveBytes(), rss: rssBytes(api.pid) };
-  };
-  const memoryWith = async (before: { live: number; rss: number }, count: number): Promise<(endBytes: number) => Rss> => {
-    const [live, rss] = [await liveBytes(), rssBytes(api.pid)];
-    return (endBytes) => ({
-      beforeBytes: before.rss,
-      withClientsBytes: rss,
-      endBytes,
-      perClientBytes: (rss - before.rss) / count,
-      liveBeforeBytes: before.live,
-      liveWithClientsBytes: live,
-      livePerClientBytes: (live - before.live) / count,
-    });
-  };
-  return { liveBytes, memoryBefore, memoryWith };
-}
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const round1 = (x: number) => (Number.isFinite(x) ? Number(x.toFixed(1)) : null);
-
-export interface Like {
-  post: number;
-  body: string;
-  token: string;
-}
+type Memory = Awaited<ReturnType<typeof apiMemory>>;
+/** RSS before, with `count` clients, at the phase's end and per client; the same of live memory. */
+export const memoryPerClient = (before: Memory, withClients: Memory, count: number, endBytes: number) => ({
+  ...{ beforeBytes: before.rss, withClientsBytes: withClients.rss, endBytes, perClientBytes: (withClients.rss - before.rss) / count },
+  ...{ liveBeforeBytes: before.live, liveWithClientsBytes: withClients.live, livePerClientBytes: (withClients.live - before.live) / count },
+});
 
 /** The run's likes in order: `next(count)` gives the following `count`. */
 export function likeSchedule(postIds: readonly string[], tokens: readonly string[]) {
-  let nextLike = 0;
-  return (count: number): Like[] => {
-    if (nextLike + count > LIKERS * LIVE_POSTS) throw new Error(`at most ${LIKERS * LIVE_POSTS} likes per run`);
+  let sent = 0;
+  return (count: number) => {
+    if (sent + count > LIKERS * LIVE_POSTS) throw new Error(`at most ${LIKERS * LIVE_POSTS} likes per run`);
     return Array.from({ length: count }, () => {
-      const j = nextLike++;
+      const j = sent++;
       const post = (j + Math.floor(j / LIKERS)) % LIVE_POSTS;
-      const variables = { i: { postId: postIds[post], active: true } };
-      return { post, token: tokens[j % LIKERS]!, body: JSON.stringify({ query: SET_LIKE, variables }) };
+      return { post, token: tokens[j % LIKERS]!, body: likeBody(postIds[post]!) };
     });
   };
 }
 
 /** Sends `likes` at `rate` per second, open loop, and sorts their answers by post. */
-export async function sendLikes(url: string, likes: Like[], rate: number) {
+export async function sendLikes(url: string, likes: ReturnType<ReturnType<typeof likeSchedule>>, rate: number) {
   const loop = startOpenLoop({
     url,
     perSecond: rate,
@@ -164,8 +107,7 @@ export async function sendLikes(url: string, likes: Like[], rate: number) {
       sends[post]!.push(r.sentAt);
     }
   });
-  const latencies = records.filter((r) => r.ok).map((r) => r.answeredAt - r.sentAt);
-  latencies.sort((a, b) => a - b);
+  const latencies = sortUp(records.filter((r) => r.ok).map((r) => r.answeredAt - r.sentAt));
   const load = {
     sent: likes.length,
     acknowledged: latencies.length,
@@ -175,11 +117,12 @@ export async function sendLikes(url: string, likes: Like[], rate: number) {
     p50Ms: percentile(latencies, 50),
     p99Ms: percentile(latencies, 99),
   };
-  const sorted = (lists: number[][]) => lists.map((a) => a.sort((x, y) => x - y));
-  return { acks: sorted(acks), sends: sorted(sends), offered, failed, failures, load };
+  return { acks: acks.map(sortUp), sends: sends.map(sortUp), offered, failed, failures, load };
 }
 
-export type LikeLoad = Awaited<ReturnType<typeof sendLikes>>['load'];
+export const sum = (xs: number[]) => xs.reduce((s, x) => s + x, 0);
+const sortUp = (a: number[]) => a.sort((x, y) => x - y);
+const round1 = (x: number) => (Number.isFinite(x) ? Number(x.toFixed(1)) : null);
 
 /** Σ over posts of (flush intervals since `from` in which the post was liked) × (sockets watching it). */
 export function pushesDue(likedAt: readonly number[][], watchers: readonly number[], from: number, intervalMs: number): number {
@@ -189,9 +132,13 @@ export function pushesDue(likedAt: readonly number[][], watchers: readonly numbe
   );
 }
 
-export function latencyOf(lags: number[], fromSent: number[]) {
-  lags.sort((a, b) => a - b);
-  fromSent.sort((a, b) => a - b);
+type PhaseLikes = Pick<Awaited<ReturnType<typeof sendLikes>>, 'acks' | 'sends'> & { base: number[] };
+type Seen = { at: number; count: number }[];
+
+/** Latency over every (like, client watching its post) pair, from what each client saw of each post in arrival order. */
+function latencyOf(r: PhaseLikes, seen: (readonly [post: number, observations: Seen])[]) {
+  const lags = sortUp(seen.flatMap(([post, o]) => inclusionLags(r.acks[post]!, o, r.base[post]!)));
+  const fromSent = sortUp(seen.flatMap(([post, o]) => inclusionLags(r.sends[post]!, o, r.base[post]!)));
   return {
     samples: lags.length,
     included: lags.filter(Number.isFinite).length,
@@ -203,88 +150,132 @@ export function latencyOf(lags: number[], fromSent: number[]) {
   };
 }
 
-export type Latency = ReturnType<typeof latencyOf>;
+export type Report<C extends keyof LiveCommands> = Awaited<ReturnType<LiveCommands[C]>>;
 
-/** What a phase's likes looked like: acknowledgements and sends per post, and the counts before. */
-interface PhaseLikes {
-  acks: number[][];
-  sends: number[][];
-  base: number[];
-}
-
-/** Push latency of the timed sockets: each (like, socket watching its post) pair. */
-export function pushLatency(records: SocketReport['records'], postIndex: Map<number, number>, r: PhaseLikes): Latency {
-  const lags: number[] = [];
-  const fromSent: number[] = [];
-  for (const record of records) {
-    const byPost = new Map<number, { at: number; count: number }[]>();
+/** Push latency of the timed sockets (their pushes flattened as [postId, likes, at]…). */
+export function pushLatency(records: Report<'sockets'>['records'], postIndex: Map<number, number>, r: PhaseLikes) {
+  const seen = records.flatMap((record) => {
+    const byPost = new Map(record.postIds.map((id) => [postIndex.get(Number(id))!, [] as Seen]));
     for (let q = 0; q < record.pushes.length; q += 3) {
-      const post = postIndex.get(record.pushes[q]!)!;
-      byPost.set(post, [...(byPost.get(post) ?? []), { count: record.pushes[q + 1]!, at: record.pushes[q + 2]! }]);
+      byPost.get(postIndex.get(record.pushes[q]!)!)?.push({ count: record.pushes[q + 1]!, at: record.pushes[q + 2]! });
     }
-    for (const id of record.postIds) {
-      const post = postIndex.get(Number(id))!;
-      lags.push(...inclusionLags(r.acks[post]!, byPost.get(post) ?? [], r.base[post]!));
-      fromSent.push(...inclusionLags(r.sends[post]!, byPost.get(post) ?? [], r.base[post]!));
-    }
-  }
-  return latencyOf(lags, fromSent);
+    return [...byPost];
+  });
+  return latencyOf(r, seen);
 }
 
-/** Polling staleness over every poller, and the requests and changed counts answered in the window [from, to]. */
-export function pollLatency(reports: PollReport[], postIndex: Map<number, number>, r: PhaseLikes, from: number, to: number) {
-  const lags: number[] = [];
-  const fromSent: number[] = [];
-  let updates = 0;
-  let requests = 0;
-  for (const record of reports.flatMap((x) => x.records)) {
-    const posts = record.postIds.map((id) => postIndex.get(Number(id))!);
-    const last = posts.map((post) => r.base[post]!);
-    const seen = posts.map((): { at: number; count: number }[] => []);
-    // Each poll: [sentAt, at, likes of each watched post].
-    for (let q = 0; q < record.polls.length; q += 2 + WATCHED) {
-      const at = record.polls[q + 1]!;
-      const inWindow = at >= from && at <= to;
-      if (inWindow) requests += 1;
-      posts.forEach((_, j) => {
-        const count = record.polls[q + 2 + j]!;
-        seen[j]!.push({ at, count });
-        if (count !== last[j]) {
-          if (inWindow) updates += 1;
-          last[j] = count;
-        }
+/** Polling staleness over every poller, and the polls and changed counts answered in the window [from, to]. */
+export function pollLatency(reports: Report<'stopPolling'>[], postIndex: Map<number, number>, r: PhaseLikes, from: number, to: number) {
+  const inWindow = (t: number) => t >= from && t <= to;
+  let [updates, requests] = [0, 0];
+  const seen = reports
+    .flatMap((x) => x.records)
+    .flatMap((record) => {
+      // Each poll: [sentAt, at, likes of each watched post].
+      const size = 2 + WATCHED;
+      const polls = Array.from({ length: record.polls.length / size }, (_, q) => record.polls.slice(q * size, (q + 1) * size));
+      requests += polls.filter(([, at]) => inWindow(at!)).length;
+      return record.postIds.map((id, j) => {
+        const post = postIndex.get(Number(id))!;
+        const answers = polls.map(([, at, ...likes]) => ({ at: at!, count: likes[j]! }));
+        // An update: the post's likes differ from the poller's previous answer (or, first, from the count before).
+        updates += answers.filter((o, q) => inWindow(o.at) && o.count !== (q === 0 ? r.base[post] : answers[q - 1]!.count)).length;
+        return [post, answers] as const;
       });
-    }
-    posts.forEach((post, j) => {
-      lags.push(...inclusionLags(r.acks[post]!, seen[j]!, r.base[post]!));
-      fromSent.push(...inclusionLags(r.sends[post]!, seen[j]!, r.base[post]!));
     });
-  }
-  return { latency: latencyOf(lags, fromSent), updates, requests };
+  return { latency: latencyOf(r, seen), updates, requests };
 }
 
-/** The likes of every post once they stop moving (unchanged over QUIET_MS), at most `timeoutMs`. */
-export async function settledCounts(url: string, postIds: string[], timeoutMs = 60_000): Promise<number[]> {
+/** The likes of every post once unchanged for QUIET_MS, within `timeoutMs`. */
+export function settledCounts(url: string, postIds: string[], timeoutMs = 60_000): Promise<number[]> {
   const deadline = Date.now() + timeoutMs;
-  let counts: number[] | null = null;
-  let since = Date.now();
-  let failure: unknown = null;
-  while (Date.now() < deadline) {
-    // A read an overloaded API fails is retried until the deadline.
-    const next = await gql<{ posts: { counts: { likes: number } }[] }>(url, POLL, { ids: postIds }).then(
-      ({ data }) => data.posts.map((p) => p.counts.likes),
-      (error: unknown) => {
-        failure = error;
-        return null;
-      },
+  let [counts, failure]: [number[] | undefined, unknown] = [undefined, null];
+  const read = async () => {
+    try {
+      const { data } = await gql<{ posts: { counts: { likes: number } }[] }>(url, POLL, { ids: postIds });
+      counts = data.posts.map((p) => p.counts.likes);
+      return counts;
+    } catch (error) {
+      failure = error; // retried: a read an overloaded API fails neither moves nor settles the counts
+    }
+  };
+  const readOnce = () => waitFor('', read, deadline - Date.now());
+  return waitForQuiet('', readOnce, QUIET_MS, timeoutMs).catch(() => {
+    throw new Error(
+      counts ? `the counts kept moving for ${timeoutMs} ms` : `the counts could not be read within ${timeoutMs} ms: ${String(failure)}`,
     );
-    if (next && (!counts || next.some((c, i) => c !== counts![i]))) {
-      counts = next;
-      since = Date.now();
-    } else if (next && Date.now() - since >= QUIET_MS) return counts!;
-    await sleep(250);
+  });
+}
+
+type Cpu = Omit<ReturnType<typeof cpuBetween>, 'windowS' | 'postgres'>;
+
+/** Where the CPU went over a window, in cores. */
+export function coresLine(cpu: Cpu, windowS: number): string {
+  const c = (x: number | null) => (x === null ? '-' : (x / windowS).toFixed(2));
+  return `cores: API ${c(cpu.api)} (its main thread waited for a core ${c(cpu.apiWaited)} of the time), worker ${c(cpu.worker)}, Redis ${c(cpu.redis)}, load generator ${c(cpu.generator)}, machine ${c(cpu.machine)} of ${os.cpus().length} (stolen ${c(cpu.steal)})`;
+}
+
+/** One load-generator process (bench/lib/liveClientProcess.ts); `openFiles`: one per socket or poller, and some. */
+export async function startClients(name: string, openFiles: number) {
+  const child = await startChild(`live clients ${name}`, process.execPath, entryOf('liveClientProcess'), {
+    openFiles,
+    readyWithinMs: 30_000,
+  });
+  const call = <C extends keyof LiveCommands>(cmd: C, ...args: Parameters<LiveCommands[C]>) => child.call<Report<C>>(cmd, args[0]);
+  return { name, pid: child.pid, call, stop: child.stop };
+}
+export type Clients = Awaited<ReturnType<typeof startClients>>;
+
+/**
+ * Opens `n` sockets in rounds across the client processes, the `timed` ones (a random sample)
+ * in clients[0], so they sit anywhere in the server's fan-out order; resolves once the server
+ * holds every subscription, with their number and the seconds it took.
+ */
+export async function openSockets(
+  apiUrl: string,
+  clients: Clients[],
+  n: number,
+  timed: number,
+  watched: (i: number) => string[],
+  log: (line: string) => void,
+) {
+  const sampled = new Set(shuffled(range(0, n), random(15)).slice(0, timed));
+  const [wsUrl, started] = [`${apiUrl.replace(/^http/, 'ws')}/graphql`, Date.now()];
+  for (let from = 0; from < n; from += OPEN_BATCH) {
+    const lists = clients.map((): ClientSpec[] => []);
+    for (let i = from; i < Math.min(n, from + OPEN_BATCH); i++)
+      lists[sampled.has(i) ? 0 : 1 + (i % (clients.length - 1))]!.push({ index: i, postIds: watched(i) });
+    await Promise.all(
+      clients.map((c, k) => lists[k]!.length > 0 && c.call('open', { url: wsUrl, query: WATCH, sockets: lists[k]!, record: k === 0 })),
+    );
+    const opened = Math.min(n, from + OPEN_BATCH);
+    if (opened % 2000 === 0 || opened === n) log(`  push: ${opened}/${n} sockets open`);
   }
-  throw new Error(
-    counts ? `the counts kept moving for ${timeoutMs} ms` : `the counts could not be read within ${timeoutMs} ms: ${String(failure)}`,
-  );
+  let subscribed = 0;
+  const allSubscribed = async () => {
+    subscribed = metric(await metricsText(apiUrl), 'tally_live_subscriptions');
+    return subscribed >= n ? true : undefined;
+  };
+  await waitFor('', allSubscribed, 60_000).catch(() => {
+    throw new Error(`only ${subscribed} of ${n} subscriptions reached the server within 60 s`);
+  });
+  return { subscribed, openSeconds: (Date.now() - started) / 1000 };
+}
+
+/** The client processes' socket reports summed, and what went wrong (each fails the run). */
+export function socketTotals(reports: Report<'sockets'>[], n: number, nothingLiked: (socket: number) => boolean) {
+  const total = (f: (x: Report<'sockets'>) => number) => sum(reports.map(f));
+  const [opened, openAtEnd, errors] = [total((x) => x.sockets), total((x) => x.open), total((x) => x.errors)];
+  const silent = reports.flatMap((x) => x.silent);
+  const nothingDue = silent.filter(nothingLiked).length; // silent sockets none of whose posts was liked had no push due
+  const closedByServer: Record<string, number> = {};
+  for (const [code, count] of reports.flatMap((x) => Object.entries(x.closes))) closedByServer[code] = (closedByServer[code] ?? 0) + count;
+  const problems = [
+    opened !== n && `${opened} of ${n} sockets opened`,
+    openAtEnd !== n && `${n - openAtEnd} sockets closed: ${JSON.stringify(closedByServer)}`,
+    silent.length > nothingDue && `${silent.length - nothingDue} sockets received no push`,
+    errors > 0 && `${errors} unexpected messages`,
+    ...reports.flatMap((r) => r.unexpected.slice(0, 3)),
+  ].filter((x) => x !== false);
+  return { totals: { opened, openAtEnd, silent: silent.length - nothingDue, nothingDue, errors }, closedByServer, problems };
 }

@@ -3,7 +3,9 @@
 // targets from the issue: push latency p99 ≤ 1 s; ≥ 10,000 sockets on one API process;
 // pushes cost the server less CPU than the polling they replace.
 import { columns, type Ratio, ratioLine, times } from '../lib/report.js';
-import { LIVE_POSTS, type LivePhase, type LiveResults, POLL_INTERVAL_MS, WATCHED } from './live.js';
+import { LIVE_POSTS, type LiveResults, POLL_INTERVAL_MS, WATCHED } from './live.js';
+
+type LivePhase = LiveResults['phases'][number];
 
 const LATENCY_P99_TARGET_MS = 1000;
 const SOCKETS_TARGET = 10_000;
@@ -14,33 +16,23 @@ const kib = (bytes: number) => `${(bytes / 1024).toFixed(1)} KiB`;
 const cores = (x: number) => x.toFixed(3);
 const pct = (x: number) => (Number.isFinite(x) ? `${(100 * x).toFixed(0)} %` : '-');
 const memoryCell = (rss: NonNullable<LivePhase['rss']>) => `${kib(rss.perClientBytes)} (${kib(rss.livePerClientBytes)})`;
-
-function phasesOf(results: LiveResults) {
-  const phase = (mode: LivePhase['mode']) => {
-    const found = results.phases.find((x) => x.mode === mode);
-    if (!found) throw new Error(`the live scenario has no ${mode} phase`);
-    return found;
-  };
-  return { likes: phase('likes only'), push: phase('push'), poll: phase('poll') };
-}
-
 /** Net API CPU per client and second of the window. */
 const perClientSecond = (x: LivePhase) => x.cpu.apiNet / (x.windowS * x.clients);
 
-/** The CPU figures the table and the targets compare. */
-function costs(results: LiveResults) {
-  const { push, poll } = phasesOf(results);
-  const s = results.sockets;
+/** The phases and the CPU figures the table and the targets compare. */
+function figures(results: LiveResults) {
+  const [likes, push, poll] = results.phases;
   const pushPerUpdate = push.cpu.apiNet / push.updates;
   const pollsPerClientSecond = 1000 / POLL_INTERVAL_MS;
   const pollUpdatesPerRequest = poll.updates / poll.requests;
   const fullLoad = results.pollAtFullLoad.cpuPerRequestS;
   return {
+    ...{ likes, push, poll, s: results.sockets, n: push.clients },
     pushPerUpdate,
     /** Measured: what the API spent on its sockets, per socket and second. */
     pushPerClient: perClientSecond(push),
     /** Every push due delivered: CPU per push × pushes due, per socket and second. */
-    pushDuePerClient: (pushPerUpdate * s.pushesDue) / (push.windowS * push.clients),
+    pushDuePerClient: (pushPerUpdate * results.sockets.pushesDue) / (push.windowS * push.clients),
     pollPerRequest: poll.cpu.apiNet / poll.requests,
     pollPerUpdate: poll.cpu.apiNet / poll.updates,
     /** Measured at the pollers' rate. */
@@ -56,26 +48,23 @@ function costs(results: LiveResults) {
 }
 
 export function liveRatios(results: LiveResults): Ratio[] {
-  const { push, poll } = phasesOf(results);
-  const s = results.sockets;
-  const c = costs(results);
-  const n = push.clients;
-  const healthy = Math.max(0, Math.min(s.subscribedOnServer, s.openAtEnd) - s.silent);
+  const { push, poll, s, n, ...c } = figures(results);
+  const { latency } = push;
   return [
     {
       label: `Live push latency p99, ${n} sockets`,
-      value: push.latency?.p99Ms ?? Number.POSITIVE_INFINITY,
+      value: latency.p99Ms ?? Number.POSITIVE_INFINITY,
       format: (x) => (Number.isFinite(x) ? `${x.toFixed(0)} ms` : '∞'),
       target: LATENCY_P99_TARGET_MS,
       atMost: true,
-      detail: `like acknowledged -> a push including it, p50 ${ms(push.latency?.p50Ms)} ms, max ${ms(push.latency?.maxMs)} ms, ${push.latency?.included}/${push.latency?.samples} (like, timed socket) pairs seen; from the like sent: p50 ${ms(push.latency?.fromSentP50Ms)} ms, p99 ${ms(push.latency?.fromSentP99Ms)} ms (likes answered in p99 ${push.likes.p99Ms} ms); polling every 1 s: p50 ${ms(poll.latency?.p50Ms)} ms, p99 ${ms(poll.latency?.p99Ms)} ms`,
+      detail: `like acknowledged -> a push including it, p50 ${ms(latency.p50Ms)} ms, max ${ms(latency.maxMs)} ms, ${latency.included}/${latency.samples} (like, timed socket) pairs seen; from the like sent: p50 ${ms(latency.fromSentP50Ms)} ms, p99 ${ms(latency.fromSentP99Ms)} ms (likes answered in p99 ${push.likes.p99Ms} ms); polling every 1 s: p50 ${ms(poll.latency.p50Ms)} ms, p99 ${ms(poll.latency.p99Ms)} ms`,
     },
     {
       label: 'Sockets on one API process, subscribed, open and receiving',
-      value: healthy,
+      value: Math.max(0, Math.min(s.subscribedOnServer, s.openAtEnd) - s.silent),
       format: (x) => x.toLocaleString('en-US'),
       target: SOCKETS_TARGET,
-      detail: `${s.opened} opened in ${s.openSeconds.toFixed(1)} s, ${s.subscribedOnServer} subscriptions on the server, ${s.openAtEnd} open at the end, ${s.silent} never pushed to${s.nothingDue > 0 ? ` (and ${s.nothingDue} whose posts got no like, so no push was due)` : ''}, ${s.errors} unexpected messages; RSS ${kib(push.rss!.perClientBytes)} per socket, live memory (heap + external after a full GC) ${kib(push.rss!.livePerClientBytes)}`,
+      detail: `${s.opened} opened in ${s.openSeconds.toFixed(1)} s, ${s.subscribedOnServer} subscriptions on the server, ${s.openAtEnd} open at the end, ${s.silent} never pushed to${s.nothingDue > 0 ? ` (and ${s.nothingDue} whose posts got no like, so no push was due)` : ''}, ${s.errors} unexpected messages; RSS ${kib(push.rss.perClientBytes)} per socket, live memory (heap + external after a full GC) ${kib(push.rss.livePerClientBytes)}`,
     },
     {
       // Judged on keeping every client current, against the polling cost most favourable to
@@ -102,97 +91,64 @@ function coreList(x: LivePhase): string {
   return `worker ${c(x.cpu.worker)}, Redis ${c(x.cpu.redis)}, load generator ${c(x.cpu.generator)}, machine ${c(x.cpu.machine)} (stolen ${c(x.cpu.steal)}); the API's main thread waited for a core ${c(x.cpu.apiWaited)} of the time`;
 }
 
-export function liveTable(results: LiveResults): string {
-  const { likes, push, poll } = phasesOf(results);
-  const { sockets: s, pollAtFullLoad: full, settings } = results;
-  const c = costs(results);
-  const n = push.clients;
-  const check = (x: LivePhase) =>
-    (x.problems.length === 0 && x.exact
-      ? x.likes.failures > 0
-        ? 'ok, every acknowledged like counted'
-        : 'ok, counts exact'
-      : `PROBLEMS: ${x.problems.length}`) + (x.overload.length > 0 ? ', OVERLOADED (below)' : '');
-  const likesCell = (x: LivePhase) =>
-    `${x.likes.rps.toFixed(0)}, p99 ${x.likes.p99Ms} ms${x.likes.failures > 0 ? `, ${x.likes.failures} failed` : ''}`;
-  const row = (name: string, x: LivePhase, perRequest: string, checkText: string) => [
-    name,
-    String(x.clients),
-    ms(x.latency?.p50Ms),
-    ms(x.latency?.p99Ms),
-    ms(x.latency?.fromSentP99Ms),
-    x.updates > 0 ? us(x.cpu.apiNet / x.updates) : '-',
-    perRequest,
-    x.clients > 0 ? us(perClientSecond(x)) : '-',
-    cores(x.cpu.api / x.windowS),
-    x.mode === 'likes only' ? '-' : cores(x.cpu.apiNet / x.windowS),
-    x.rss ? memoryCell(x.rss) : '-',
-    (x.updates / x.windowS).toFixed(0),
-    likesCell(x),
-    checkText,
-  ];
-  const rows = [
-    row('likes only (subtracted below)', likes, '-', check(likes)),
-    row(
-      'push over WebSocket',
-      push,
-      '-',
-      `${check(push)}; ${s.openAtEnd}/${n} open, ${s.silent} silent; ${pct(s.pushesDelivered / s.pushesDue)} of pushes due delivered`,
-    ),
-    row('polling every 1 s', poll, us(c.pollPerRequest), check(poll)),
-    [
-      `poll query at full load, no likes`,
-      '-',
-      '-',
-      '-',
-      '-',
-      us(c.pollFullLoadPerUpdate),
-      us(full.cpuPerRequestS),
-      '-',
-      '-',
-      '-',
-      '-',
-      '-',
-      '-',
-      `${full.rps.toFixed(0)} req/s from ${full.connections} connections, p99 ${full.p99Ms} ms, ${full.failures} failed`,
-    ],
-    [
-      `polling every 1 s, EXTRAPOLATED to ${n}`,
-      String(n),
-      '-',
-      '-',
-      '-',
-      us(c.pollFullLoadPerUpdate),
-      us(full.cpuPerRequestS),
-      us(c.pollFullLoadPerClient),
-      '-',
-      cores(c.pollFullLoadPerClient * n),
-      memoryCell(poll.rss!),
-      ((poll.updates / poll.windowS) * (n / poll.clients)).toFixed(0),
-      '-',
-      `not measured: ${n} req/s is beyond this machine; at the full-load CPU/request (${cores(c.pollPerClient * n)} cores at the measured one)`,
-    ],
-  ];
-  const table = columns(
-    [
-      'live counts',
-      'clients',
-      'p50 ms',
-      'p99 ms',
-      'p99 from sent',
-      'CPU/update',
-      'CPU/request',
-      'CPU/client·s',
-      'API cores',
-      'net of likes',
-      'RSS/client (live)',
-      'updates/s',
-      'likes/s, p99',
-      'check',
-    ],
-    rows,
-    (i) => i >= 1 && i <= 11,
+const HEADER =
+  'live counts|clients|p50 ms|p99 ms|p99 from sent|CPU/update|CPU/request|CPU/client·s|API cores|net of likes|RSS/client (live)|updates/s|likes/s, p99|check'.split(
+    '|',
   );
+/** A table row from its cells by column name, '-' in the others. */
+const row = (cells: Record<string, string>) => HEADER.map((h) => cells[h] ?? '-');
+
+const check = (x: LivePhase) =>
+  (x.problems.length > 0 || !x.exact
+    ? `PROBLEMS: ${x.problems.length}`
+    : x.likes.failures > 0
+      ? 'ok, every acknowledged like counted'
+      : 'ok, counts exact') + (x.overload.length > 0 ? ', OVERLOADED (below)' : '');
+
+const phaseRow = (name: string, x: LivePhase, cells: Record<string, string> = {}) =>
+  row({
+    'live counts': name,
+    clients: String(x.clients),
+    'p50 ms': ms(x.latency?.p50Ms),
+    'p99 ms': ms(x.latency?.p99Ms),
+    'p99 from sent': ms(x.latency?.fromSentP99Ms),
+    'CPU/update': x.updates > 0 ? us(x.cpu.apiNet / x.updates) : '-',
+    'CPU/client·s': x.clients > 0 ? us(perClientSecond(x)) : '-',
+    'API cores': cores(x.cpu.api / x.windowS),
+    'net of likes': x.mode === 'likes only' ? '-' : cores(x.cpu.apiNet / x.windowS),
+    'RSS/client (live)': x.rss ? memoryCell(x.rss) : '-',
+    'updates/s': (x.updates / x.windowS).toFixed(0),
+    'likes/s, p99': `${x.likes.rps.toFixed(0)}, p99 ${x.likes.p99Ms} ms${x.likes.failures > 0 ? `, ${x.likes.failures} failed` : ''}`,
+    check: check(x),
+    ...cells,
+  });
+
+export function liveTable(results: LiveResults): string {
+  const { likes, push, poll, s, n, ...c } = figures(results);
+  const { pollAtFullLoad: full, settings } = results;
+  const atFullLoad = { 'CPU/update': us(c.pollFullLoadPerUpdate), 'CPU/request': us(full.cpuPerRequestS) };
+  const rows = [
+    phaseRow('likes only (subtracted below)', likes),
+    phaseRow('push over WebSocket', push, {
+      check: `${check(push)}; ${s.openAtEnd}/${n} open, ${s.silent} silent; ${pct(s.pushesDelivered / s.pushesDue)} of pushes due delivered`,
+    }),
+    phaseRow('polling every 1 s', poll, { 'CPU/request': us(c.pollPerRequest) }),
+    row({
+      'live counts': 'poll query at full load, no likes',
+      ...atFullLoad,
+      check: `${full.rps.toFixed(0)} req/s from ${full.connections} connections, p99 ${full.p99Ms} ms, ${full.failures} failed`,
+    }),
+    row({
+      'live counts': `polling every 1 s, EXTRAPOLATED to ${n}`,
+      clients: String(n),
+      ...atFullLoad,
+      'CPU/client·s': us(c.pollFullLoadPerClient),
+      'net of likes': cores(c.pollFullLoadPerClient * n),
+      'RSS/client (live)': memoryCell(poll.rss),
+      'updates/s': ((poll.updates / poll.windowS) * (n / poll.clients)).toFixed(0),
+      check: `not measured: ${n} req/s is beyond this machine; at the full-load CPU/request (${cores(c.pollPerClient * n)} cores at the measured one)`,
+    }),
+  ];
   const note =
     `${settings.likesPerS} likes/s on ${LIVE_POSTS} posts for ${settings.durationS} s per phase, each client watching ${WATCHED} posts. ` +
     'Latency p50/p99 = like acknowledged -> the client sees it (push, or the answer of a poll); "from sent" from the like sent. ' +
@@ -201,13 +157,15 @@ export function liveTable(results: LiveResults): string {
     'connected minus before, per client, after a full GC (live: V8 heap used + external). ' +
     `${times(n / poll.clients)} the pollers would be needed for ${n} clients. Cores used, push: ${coreList(push)}; poll: ${coreList(poll)}. ` +
     `Load generator event loops (1 = saturated): push ${push.clientLoops.map((x) => x.utilization).join(', ')}; poll ${poll.clientLoops.map((x) => x.utilization).join(', ')}.`;
-  const problems = results.phases.flatMap((x) => x.problems.map((text) => `  ${x.mode}: ${text}`));
-  const overload = results.phases.flatMap((x) => x.overload.map((text) => `  ${x.mode}: ${text}`));
+  const listed = (title: string, pick: (x: LivePhase) => string[]) => {
+    const lines = results.phases.flatMap((x) => pick(x).map((text) => `  ${x.mode}: ${text}`));
+    return lines.length > 0 ? ['', title, ...lines] : [];
+  };
   return [
-    table,
+    columns(HEADER, rows, (i) => i >= 1 && i <= 11),
     note,
-    ...(problems.length > 0 ? ['', 'Problems (the run fails):', ...problems] : []),
-    ...(overload.length > 0 ? ['', 'Overload (measured, not a failure of the run):', ...overload] : []),
+    ...listed('Problems (the run fails):', (x) => x.problems),
+    ...listed('Overload (measured, not a failure of the run):', (x) => x.overload),
     '',
     ...liveRatios(results).map(ratioLine),
   ].join('\n');
