@@ -121,7 +121,7 @@ describe('names in the README, docs/ and source comments', () => {
   it('document the environment variables the tests, bench and fault suite read, and name only settings the code has', () => {
     // src/config.ts's reads are settingsDocs.test.ts's; these are the others: `env.X`,
     // `env['X']`, and names a file reads by a computed `env[name]` or through the bench's
-    // `intSetting` (`int('BENCH_X', …)`).
+    // `intSetting` (`int('BENCH_X', …)`, `intSetting(env, 'BENCH_X', …)`).
     // Not test/fixtures/ or bench/baselines/: processes a test or the bench starts, with an
     // environment it sets itself.
     const readers = sourceFiles()
@@ -130,7 +130,7 @@ describe('names in the README, docs/ and source comments', () => {
     const direct = mentions(readers, /\benv\??\.([A-Z][A-Z0-9_]*)\b|\benv\[\s*'([A-Z][A-Z0-9_]*)'\s*\]/g);
     const computed = mentions(
       readers.filter((r) => /\benv\[[a-z]\w*\]|\bintSetting\(/.test(r.text)),
-      /\b[a-z]\w*\(\s*'([A-Z][A-Z0-9]*_[A-Z0-9_]+)'/g,
+      /\b[a-z]\w*\(\s*(?:[\w.]+,\s*)?'([A-Z][A-Z0-9]*_[A-Z0-9_]+)'/g,
     );
     const read = [...direct, ...computed];
     // The operating system's, not Tally's.
