@@ -72,6 +72,8 @@ export function createLiveCounts(deps: {
     idOf: (name: string) => number;
     /** The pushed entities' objects, resolved once for all their subscribers (missing: not pushed). */
     resolve: (ids: number[], message: CountsMessage) => Promise<T[]>;
+    /** Checked again when a socket takes the push: an erasure may have begun since. */
+    stillVisible: (value: T) => boolean;
   }) {
     const watched = new Map<number, Watched<T>>();
     const unlistens = new Map<string, Promise<() => Promise<void>>>();
@@ -121,6 +123,7 @@ export function createLiveCounts(deps: {
       const channels = [...new Set(unique.map(kind.channelOf))];
       const stream: LiveStream<T> = new LiveStream<T>({
         stallMs: deps.stallMs,
+        stillVisible: kind.stillVisible,
         onTaken: (value) => hooks.onPush?.(Date.now() - value.publishedAt),
         onStall: options.onStall,
         onDropped: hooks.onDropped,
@@ -152,15 +155,31 @@ export function createLiveCounts(deps: {
     idOf: (name) => (name.startsWith(POST_NAME_PREFIX) ? Number(name.slice(POST_NAME_PREFIX.length)) : Number.NaN),
     async resolve(ids, message) {
       const asOf = new Date(message.asOf);
-      const posts = await Promise.all(ids.map(async (id) => deps.visibility.post(await deps.postCache.get(id))));
-      return posts.flatMap((post) => {
+      const found = await Promise.all(ids.map(async (id) => deps.visibility.post(await deps.postCache.get(id))));
+      const pushed = found.flatMap((post) => {
         const slots = post && message.counts[entityName({ type: POST, id: post.id })];
-        if (!post || !slots) return []; // posts a client may not see do not push
+        return post && slots ? [{ post, slots }] : []; // posts a client may not see do not push
+      });
+      if (pushed.length === 0) return [];
+      // Authors come with the push, so a socket's `author` needs no read of its own after
+      // the visibility check.
+      const authors = new Map(
+        deps.visibility.users(await deps.users.byIds([...new Set(pushed.map(({ post }) => post.authorId))])).map((user) => [user.id, user]),
+      );
+      return pushed.flatMap(({ post, slots }) => {
+        const author = authors.get(post.authorId);
+        if (!author) return []; // erased since the post was read
         return [
-          { ...post, liveCounts: { likes: slots[POST_SLOTS.like] ?? 0, favs: slots[POST_SLOTS.fav] ?? 0, asOf }, publishedAt: message.at },
+          {
+            ...post,
+            author,
+            liveCounts: { likes: slots[POST_SLOTS.like] ?? 0, favs: slots[POST_SLOTS.fav] ?? 0, asOf },
+            publishedAt: message.at,
+          },
         ];
       });
     },
+    stillVisible: (post) => deps.visibility.post(post) !== null,
   });
 
   const watchUsers = watching<LiveUser>({
@@ -175,6 +194,7 @@ export function createLiveCounts(deps: {
         return [{ ...user, liveCounts: { ...values, asOf }, publishedAt: message.at }];
       });
     },
+    stillVisible: (user) => deps.visibility.user(user) !== null,
   });
 
   return {

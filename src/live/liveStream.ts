@@ -6,6 +6,8 @@
 
 export interface LiveStreamOptions<T> {
   stallMs: number;
+  /** Whether a push may still go out when the socket takes it (an erasure may have begun since it was queued). */
+  stillVisible?: (value: T) => boolean;
   /** A push the socket took (it is being sent). */
   onTaken?: (value: T) => void;
   onStall: () => void;
@@ -25,7 +27,7 @@ export class LiveStream<T> implements AsyncIterableIterator<T> {
 
   /** Queues the newest push for entity `id`. */
   offer(id: number, value: T): void {
-    if (this.ended) return;
+    if (this.ended || !this.visible(value)) return;
     if (this.waiting) {
       const resolve = this.waiting;
       this.waiting = null;
@@ -44,10 +46,9 @@ export class LiveStream<T> implements AsyncIterableIterator<T> {
   }
 
   next(): Promise<IteratorResult<T>> {
-    const first = this.pending.entries().next();
-    if (!first.done) {
-      const [id, value] = first.value;
+    for (const [id, value] of this.pending) {
       this.pending.delete(id);
+      if (!this.visible(value)) continue;
       this.stalledSince = this.pending.size > 0 ? Date.now() : null;
       this.options.onTaken?.(value);
       return Promise.resolve({ value, done: false });
@@ -57,6 +58,10 @@ export class LiveStream<T> implements AsyncIterableIterator<T> {
     return new Promise((resolve) => {
       this.waiting = resolve;
     });
+  }
+
+  private visible(value: T): boolean {
+    return this.options.stillVisible?.(value) ?? true;
   }
 
   return(): Promise<IteratorResult<T>> {

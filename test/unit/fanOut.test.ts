@@ -48,3 +48,28 @@ describe('createFanOut', () => {
     expect(dropped).toBe(1);
   });
 });
+
+describe('LiveStream', () => {
+  it('drops a queued push that is no longer visible when the socket takes it, and never waits on one', async () => {
+    const hidden = new Set<string>();
+    let stalls = 0;
+    const stream = new LiveStream<string>({
+      stallMs: 0,
+      stillVisible: (value) => !hidden.has(value),
+      onStall: () => (stalls += 1),
+      onEnd: () => {},
+    });
+    stream.offer(1, 'erased-author');
+    stream.offer(2, 'kept');
+    hidden.add('erased-author'); // an erasure began after the push was queued
+    expect(await stream.next()).toEqual({ value: 'kept', done: false });
+
+    // A reader waits; an invisible push neither reaches it nor sits queued (no stall).
+    const next = stream.next();
+    stream.offer(1, 'erased-author');
+    stream.checkStall(Date.now() + 1);
+    expect(stalls).toBe(0);
+    stream.offer(3, 'later');
+    expect(await next).toEqual({ value: 'later', done: false });
+  });
+});

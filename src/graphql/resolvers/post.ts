@@ -1,5 +1,6 @@
 import { POST } from '../../domain/entities.js';
 import { POST_RELATIONS } from '../../domain/relations.js';
+import { notFound } from '../../errors.js';
 import type { PostResolvers } from '../generated.js';
 import { listPage } from './lists.js';
 
@@ -7,12 +8,14 @@ export const Post: PostResolvers = {
   id: (post) => String(post.id),
   // Feed pages come with their authors, answered without a promise; access checks still load
   // users fresh (User.likedPosts).
-  author: (post, _, { loaders }) =>
+  author: (post, _, { loaders, deps }) =>
     post.author ??
     loaders.user.load(post.authorId).then((author) => {
-      // A post row always references its author (foreign key); a miss means a broken store.
-      if (!author) throw new Error(`author ${post.authorId} of post ${post.id} is missing`);
-      return author;
+      if (author) return author;
+      // The author's erasure began while this request ran: the post is gone with them.
+      if (deps.erasedUsers.has(post.authorId)) throw notFound(`post ${post.id} not found`);
+      // A post row always references its author (foreign key); any other miss means a broken store.
+      throw new Error(`author ${post.authorId} of post ${post.id} is missing`);
     }),
   // A pushed post carries its counts, resolved once for every socket that watches it.
   counts: (post, _, { loaders }) => post.liveCounts ?? loaders.counts.load(post.id),
