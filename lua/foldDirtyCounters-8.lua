@@ -74,8 +74,8 @@ for _, entity in ipairs(entities) do
       local changed = false
       for f = 1, #deltas, 2 do
         local slot = tonumber(deltas[f]) + 1
-        local before = v[slot]
-        v[slot] = clampCount(v[slot] + tonumber(deltas[f + 1]))
+        local before = v[slot] or 0
+        v[slot] = clampCount(before + tonumber(deltas[f + 1]))
         if v[slot] ~= before then changed = true end
       end
       if changed then

@@ -13,7 +13,7 @@
     ARGV[2] key prefix            ARGV[3] partition tag "{pN}" (to reach the facts)
     ARGV[4] bitmap-backed relations, e.g. "like:1,fav:2"
 
-  Output: { the five counters..., watermark or '' }
+  Output: { watermark or '', the counters... (at least five) }
 ]]
 --- @include "includes/positions"
 --- @include "includes/packedCounters"
@@ -25,4 +25,6 @@
 local v, newest = rebuildFromFacts(ARGV[1],
   { counters = KEYS[1], agg = KEYS[2], aggState = KEYS[3], outbox = KEYS[4], watermarks = KEYS[5] },
   { prefix = ARGV[2], tag = ARGV[3] }, parseRelations(ARGV[4]))
-return { v[1], v[2], v[3], v[4], v[5], newest or '' }
+local reply = { newest or '' }
+for slot, count in ipairs(v) do reply[slot + 1] = count end
+return reply

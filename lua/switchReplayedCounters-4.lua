@@ -52,8 +52,8 @@ for _, entity in ipairs(entities) do
   local replayed = rcall('HGETALL', ARGV[3] .. entity)
   local v = { 0, 0, 0, 0, 0 }
   for i = 1, #replayed, 2 do v[tonumber(replayed[i]) + 1] = tonumber(replayed[i + 1]) end
-  for slot, delta in pairs(wanted[entity]) do v[slot + 1] = v[slot + 1] + delta end
-  for i = 1, 5 do v[i] = clampCount(v[i]) end
+  for slot, delta in pairs(wanted[entity]) do v[slot + 1] = (v[slot + 1] or 0) + delta end
+  for slot, count in pairs(v) do v[slot] = clampCount(count) end
   rcall('SET', ARGV[4] .. entity, packCounters(v))
   rcall('DEL', ARGV[5] .. entity, ARGV[3] .. entity)
   rcall('HDEL', KEYS[4], entity)

@@ -4,16 +4,20 @@
 -- "like:1,fav:2" -> { {'like', 1}, {'fav', 2} }: fact-backed relations and their counter slot.
 local function parseRelations(spec)
   local relations = {}
-  for name, slot in string.gmatch(spec, '(%w+):(%d)') do
+  for name, slot in string.gmatch(spec, '([%w_]+):(%d+)') do
     relations[#relations + 1] = { name, tonumber(slot) }
   end
   return relations
 end
 
--- An entity's counters rebuilt from its facts (fields without facts start at 0).
+-- An entity's counters rebuilt from its facts (fields without facts start at 0), every slot
+-- up to the relations' last present.
 -- `facts` = { prefix = key prefix, tag = partition tag "{pN}" }; `entity` = "<type>:<id>".
 local function countersFromFacts(facts, entity, relations)
   local v = { 0, 0, 0, 0, 0 }
+  for _, relation in ipairs(relations) do
+    for slot = #v + 1, relation[2] + 1 do v[slot] = 0 end
+  end
   for _, relation in ipairs(relations) do
     v[relation[2] + 1] = countMembers(relationKeys(facts.prefix, facts.tag, relation[1] .. ':' .. entity))
   end

@@ -1,17 +1,31 @@
--- Packed counters: an entity's counters as one fixed-width string, 5 fields x uint32 big-endian
--- (slot 0 read, 1 like, 2 fav, 3 comment, 4 repost).
-local PACKED_BYTES = 20
+-- Packed counters: an entity's counters as one string of uint32 big-endian slots (slot 0 read,
+-- 1 like, 2 fav, 3 comment, 4 repost, then the further slots of src/domain/relations.ts). A
+-- string holds at least BASE_SLOTS and ends at its last non-zero slot; slots past its end read
+-- as 0, so a kind registered later needs no migration of what is stored.
+local BASE_SLOTS = 5
+local MAX_SLOTS = 64
 local UINT32_MAX = 4294967295
 
--- The five counters, or nil when the string is missing or malformed (never read as zero).
+-- The counters (at least BASE_SLOTS of them), or nil when the string is missing or malformed
+-- (never read as zero).
 local function unpackCounters(raw)
-  if not raw or #raw ~= PACKED_BYTES then return nil end
-  local a, b, c, d, e = struct.unpack('>I4I4I4I4I4', raw)
-  return { a, b, c, d, e }
+  if not raw then return nil end
+  local n = #raw / 4
+  if n < BASE_SLOTS or n > MAX_SLOTS or n % 1 ~= 0 then return nil end
+  local v = { struct.unpack('>' .. string.rep('I4', n), raw) }
+  v[n + 1] = nil -- struct.unpack also returns the position after the last field
+  return v
 end
 
+-- Packs v (slots may be missing: 0), trimmed after its last non-zero slot.
 local function packCounters(v)
-  return struct.pack('>I4I4I4I4I4', v[1], v[2], v[3], v[4], v[5])
+  local width = BASE_SLOTS
+  for i, x in pairs(v) do
+    if i > width and x ~= 0 then width = i end
+  end
+  local dense = {}
+  for i = 1, width do dense[i] = v[i] or 0 end
+  return struct.pack('>' .. string.rep('I4', width), unpack(dense))
 end
 
 local function clampCount(n)

@@ -3,8 +3,10 @@
 // here; nothing else spells a slot as a number.
 import { type EntityType, POST } from './entities.js';
 
-/** Packed counters are this many uint32 slots (lua/includes/packedCounters.lua). */
+/** Packed counters hold at least this many uint32 slots (lua/includes/packedCounters.lua: BASE_SLOTS). */
 export const COUNTER_SLOTS = 5;
+/** And at most this many (MAX_SLOTS there): the post slots and every registered kind's. */
+export const MAX_COUNTER_SLOTS = 64;
 
 /** Entities whose packed counters are folded from events. (Follows move user counters, which the fact persister keeps in PostgreSQL.) */
 export const EVENT_COUNTED_TYPES: ReadonlySet<string> = new Set<EntityType>([POST]);

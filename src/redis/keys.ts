@@ -115,7 +115,7 @@ export function createKeys(prefix: string, partitions: number) {
     arrayIndex: (relation: string, entity: EntityRef) => `${prefix}${K.arrayIndex}${p(partitionOf(entity))}:${relation}:${name(entity)}`,
     /** Pending deltas of one entity (field = counter slot). */
     agg: (entity: EntityRef) => `${perPartition.aggPrefix(partitionOf(entity))}${name(entity)}`,
-    /** The entity's fixed-width counters (packed, 20 bytes). */
+    /** The entity's packed counters (src/counters/packedCounters.ts: 20 bytes and up). */
     counters: (entity: EntityRef) => `${perPartition.countersPrefix(partitionOf(entity))}${name(entity)}`,
     /** Held while one worker rebuilds the entity's counters. */
     rebuildLock: (entity: EntityRef) => `${prefix}rblock:${p(partitionOf(entity))}:${name(entity)}`,

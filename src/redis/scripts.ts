@@ -218,7 +218,7 @@ export function createScripts(redis: ScriptedRedis, keys: Keys) {
         keys.partitionTag(p),
         POST_RELATION_SLOTS,
       );
-      return { counters: reply.slice(0, COUNTER_SLOTS) as number[], watermark: (reply[COUNTER_SLOTS] as string) || null };
+      return { counters: reply.slice(1) as number[], watermark: (reply[0] as string) || null };
     },
 
     /** Takes the entity's rebuild lock and one slot of its rate limit. */

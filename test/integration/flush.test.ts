@@ -93,4 +93,19 @@ describe('the flush', () => {
     await f.flusher.foldPartitions([0]);
     expect(await f.countersOf(post)).toEqual([0, 0, 0, 0, 0]);
   });
+
+  it('folds into a slot past the stored string (a kind registered later) and trims it again at zero', async () => {
+    const post = { type: 'post' as const, id: POSTS[3]! };
+    await f.redis.set(f.keys.counters(post), packCounters([0, 3, 0, 0, 0]));
+    const foldDelta = async (slot: number, delta: number) => {
+      await f.redis.hincrby(f.keys.agg(post), String(slot), delta);
+      await f.redis.sadd(f.keys.dirty(0), `post:${post.id}`);
+      await f.flusher.foldPartitions([0]);
+    };
+    await foldDelta(7, 2);
+    expect(await f.countersOf(post.id)).toEqual([0, 3, 0, 0, 0, 0, 0, 2]);
+    expect(await f.redis.strlen(f.keys.counters(post))).toBe(32);
+    await foldDelta(7, -2);
+    expect(await f.countersOf(post.id)).toEqual([0, 3, 0, 0, 0]);
+  });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { PACKED_BYTES, packCounters, unpackCounters } from '../../src/counters/packedCounters.js';
+import { packCounters, packedCounter, unpackCounters } from '../../src/counters/packedCounters.js';
 import { decodeOutboxEntry } from '../../src/events/outboxCodec.js';
 import { ownerOf } from '../../src/events/partitionAssignment.js';
 import { comparePositions } from '../../src/events/types.js';
@@ -7,17 +7,28 @@ import { createKeys } from '../../src/redis/keys.js';
 import { fnv1a32 } from '../../src/redis/partition.js';
 
 describe('packed counters', () => {
-  it('is 5 big-endian uint32 fields in 20 bytes', () => {
+  it('is at least 5 big-endian uint32 fields, 20 bytes', () => {
     const raw = packCounters([1, 2, 3, 4, 4294967295]);
-    expect(raw).toHaveLength(PACKED_BYTES);
+    expect(raw).toHaveLength(20);
     expect(raw.subarray(4, 8)).toEqual(Buffer.from([0, 0, 0, 2]));
     expect(unpackCounters(raw)).toEqual([1, 2, 3, 4, 4294967295]);
+    expect(packCounters([0, 7])).toEqual(packCounters([0, 7, 0, 0, 0]));
+  });
+
+  it('ends at its last non-zero slot; slots past the end read as 0 (a kind added later needs no migration)', () => {
+    const raw = packCounters([0, 1, 0, 0, 0, 0, 0, 3, 0, 0]);
+    expect(raw).toHaveLength(32);
+    expect(unpackCounters(raw)).toEqual([0, 1, 0, 0, 0, 0, 0, 3]);
+    expect(packedCounter(raw, 7)).toBe(3);
+    expect(packedCounter(raw, 12)).toBe(0);
+    expect(packCounters([0, 1, 0, 0, 0, 0, 0, 0])).toHaveLength(20);
   });
 
   it('reads a missing or wrong-length value as null, never as zeros', () => {
     expect(unpackCounters(null)).toBeNull();
-    expect(unpackCounters(Buffer.alloc(19))).toBeNull();
+    expect(unpackCounters(Buffer.alloc(16))).toBeNull();
     expect(unpackCounters(Buffer.alloc(21))).toBeNull();
+    expect(unpackCounters(Buffer.alloc(65 * 4))).toBeNull();
   });
 });
 
