@@ -2,7 +2,7 @@
 // out, key names built here from src/redis/keys.ts in each script's header order. A bare
 // negative reply becomes a ScriptError of the closed set in src/redis/scriptErrors.ts; no
 // caller reads a raw reply.
-import { COUNTER_SLOTS, USER_COUNTERS, type UserCounterValues } from '../domain/counters.js';
+import { USER_COUNTERS, type UserCounterValues } from '../domain/counters.js';
 import { type EntityRef, type EntityType, entityName } from '../domain/entities.js';
 import { FAV, LIKE, POST_RELATION_SLOTS, type Relation } from '../domain/relations.js';
 import type { Keys } from './keys.js';
