@@ -3,6 +3,7 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Budget, BudgetName } from './domain/budgets.js';
+import { DEFAULT_REACTIONS, parseReactions, type Reaction } from './domain/relations.js';
 
 export type Role = 'all' | 'api' | 'worker';
 export type EventLogKind = 'redis' | 'kafka';
@@ -60,6 +61,8 @@ export interface Config {
   redisTimeouts: RedisTimeouts;
   /** Prepended to every Redis key Tally and BullMQ write, so several deployments or test runs share one Redis. */
   redisKeyPrefix: string;
+  /** The reactions users may set on a post, in the order clients show them; each one's counter slot follows from its position. */
+  reactions: readonly Reaction[];
   jwtSecret: string;
   /** The claims a bearer token must carry (JWT_REQUIRE_EXP, JWT_ISSUER, JWT_AUDIENCE). */
   tokenRules: TokenRules;
@@ -219,6 +222,23 @@ export const DEV_JWT_SECRET = 'tally-dev-secret-do-not-use-in-production';
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
+/** The REACTIONS setting (throws on a bad one; loadConfig reports it at start). */
+export function reactionsSetting(env: NodeJS.ProcessEnv): readonly Reaction[] {
+  return env.REACTIONS?.trim() ? parseReactions(env.REACTIONS) : DEFAULT_REACTIONS;
+}
+
+/**
+ * This process's reactions, for the registry built at import (src/domain/kinds.ts). A bad
+ * setting reads as the default here: loadConfig refuses it (exit 78) before the registry is used.
+ */
+export function deploymentReactions(): readonly Reaction[] {
+  try {
+    return reactionsSetting(process.env);
+  } catch {
+    return DEFAULT_REACTIONS;
+  }
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const problems: string[] = [];
   const oneOf = <T extends string>(name: string, allowed: readonly T[], fallback: T): T => {
@@ -278,6 +298,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     }
     return raw;
   };
+  const reactions = (): readonly Reaction[] => {
+    try {
+      return reactionsSetting(env);
+    } catch (error) {
+      problems.push(`REACTIONS: ${(error as Error).message}`);
+      return DEFAULT_REACTIONS;
+    }
+  };
   const flag = (name: string, fallback: boolean): boolean => {
     const raw = env[name];
     if (raw === undefined || raw === '') return fallback;
@@ -327,6 +355,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       keepAliveMs: integer('REDIS_KEEPALIVE_MS', REDIS_DEFAULT_TIMEOUTS.keepAliveMs, 1000, 3_600_000),
     },
     redisKeyPrefix: env.REDIS_KEY_PREFIX ?? '',
+    reactions: reactions(),
     jwtSecret,
     tokenRules: {
       requireExp: flag('JWT_REQUIRE_EXP', DEFAULT_TOKEN_RULES.requireExp),

@@ -12,7 +12,8 @@ import { packVersion } from '../db/factVersion.js';
 import { type ChangedFact, type VersionedFact, writeFacts } from '../db/factWrites.js';
 import { addUserCounts } from '../db/userCounters.js';
 import { type UserCounterValues, ZERO_USER_COUNTERS } from '../domain/counters.js';
-import { relationNamed, userCounterChanges } from '../domain/relations.js';
+import { KINDS } from '../domain/kinds.js';
+import { userCounterChanges } from '../domain/relations.js';
 import { PERSISTER_GROUP } from '../events/groups.js';
 import type { EventBatch, EventLog, Subscription } from '../events/types.js';
 import type { Logger } from '../log.js';
@@ -71,7 +72,7 @@ function userDeltas(changed: ChangedFact[], rows: FactRow[]): Map<number, UserCo
   const owners = new Map(rows.map((r) => [factKey(r), r.authorId]));
   for (const c of changed) {
     const net = (c.active ? 1 : 0) - (c.wasActive ? 1 : 0);
-    const relation = relationNamed(c.kind);
+    const relation = KINDS.named(c.kind);
     const owner = owners.get(factKey(c));
     if (net === 0 || !relation || owner === undefined) continue;
     for (const [who, field, by] of userCounterChanges(relation, owner, c.userId, net > 0 ? 1 : -1)) {

@@ -9,7 +9,7 @@ import type { EntityDeltas } from '../redis/scripts.js';
 export function sumByEntity(entries: readonly LogEntry[]): EntityDeltas[] {
   const sums = new Map<string, EntityDeltas>();
   for (const { event } of entries) {
-    if (!EVENT_COUNTED_TYPES.has(event.entityType)) continue;
+    if (!EVENT_COUNTED_TYPES.has(event.entityType) || event.slot === null) continue;
     const name = entityName({ type: event.entityType, id: event.entityId });
     let sum = sums.get(name);
     if (!sum) {

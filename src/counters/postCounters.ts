@@ -1,31 +1,35 @@
-// Posts' like/fav counters. A page's reads (every post's packed counters plus the flush watermark of
+// Posts' counters (every counted kind's, src/domain/relations.ts). A page's reads (every post's packed counters plus the flush watermark of
 // every partition involved, in one MGET per command group) are issued in one tick, so
 // auto-pipelining sends them as one round trip. Missing or malformed packed counters are answered
 // from the facts, never as 0; after Redis lost its data, a post not restored yet is not
 // answered here at all (the caller reads PostgreSQL).
-import { COUNTER_SLOTS, POST_SLOTS } from '../domain/counters.js';
+import { COUNTER_SLOTS } from '../domain/counters.js';
 import { type EntityRef, entityName, POST } from '../domain/entities.js';
+import type { Relation } from '../domain/relations.js';
 import { isCluster } from '../redis/client.js';
 import type { Keys } from '../redis/keys.js';
 import { commandGroups } from '../redis/partition.js';
 import { createScripts, type ScriptedRedis } from '../redis/scripts.js';
-import { isPackedCounters, packCounters, packedCounter } from './packedCounters.js';
+import { packCounters, unpackCounters } from './packedCounters.js';
 
 export interface PostCounts {
-  likes: number;
-  favs: number;
+  /** The post's counters by slot; a slot past the end is 0 (read them with countOf). */
+  slots: readonly number[];
   /** Every change acknowledged before this instant is included; null when unknown. */
   asOf: Date | null;
 }
+
+/** How many `kind` relations the counts hold. */
+export const countOf = (counts: PostCounts, kind: Relation): number => (kind.slot === null ? 0 : (counts.slots[kind.slot] ?? 0));
 
 export function createPostCounters(deps: { redis: ScriptedRedis; keys: Keys; onMissing?: (postId: number) => void }) {
   const { redis, keys } = deps;
   const scripts = createScripts(redis, keys);
 
   async function fromFacts(postId: number): Promise<PostCounts> {
-    const { likes, favs, at } = await scripts.countFromFacts({ type: POST, id: postId });
+    const { counters, at } = await scripts.countFromFacts({ type: POST, id: postId });
     // Facts are current: the count is exact as of the moment Redis read them.
-    return { likes, favs, asOf: at };
+    return { slots: counters, asOf: at };
   }
 
   /** Indexes of the posts (in partitions not ready) that recovery restored already. */
@@ -87,9 +91,8 @@ export function createPostCounters(deps: { redis: ScriptedRedis; keys: Keys; onM
           if (!restored.has(i)) return null;
           asOf[i] = null;
         }
-        const packed = raw[i] ?? null;
-        if (isPackedCounters(packed))
-          return { likes: packedCounter(packed, POST_SLOTS.like), favs: packedCounter(packed, POST_SLOTS.fav), asOf: asOf[i] ?? null };
+        const slots = unpackCounters(raw[i] ?? null);
+        if (slots) return { slots, asOf: asOf[i] ?? null };
         deps.onMissing?.(post.id);
         return fromFacts(post.id);
       });

@@ -3,7 +3,8 @@
 
 import { type UserCounterValues, ZERO_USER_COUNTERS } from '../domain/counters.js';
 import { POST, USER } from '../domain/entities.js';
-import { FAV, FOLLOW, LIKE } from '../domain/relations.js';
+import { KINDS } from '../domain/kinds.js';
+import type { Relation } from '../domain/relations.js';
 import type { Db } from './client.js';
 
 export interface UserCountRow extends UserCounterValues {
@@ -59,29 +60,48 @@ export async function addUserCounts(sql: Sql, deltas: Map<number, UserCounterVal
 
 /** The counts as the base tables say now (what the stored counters must equal). */
 async function fromBaseTables(sql: Sql, userIds: readonly number[]): Promise<Map<number, UserCounterValues>> {
-  // Likes and favs received are counted post by post through the facts' entity index: a
-  // join of all the author's posts with relation_facts made PostgreSQL scan the whole facts
-  // table once per author (150 ms and more per user at a million facts).
-  const rows = await sql.$queryRaw<Omit<RawRow, 'version'>[]>`
-    SELECT u.id AS user_id,
-      (SELECT count(*) FROM relation_facts f WHERE f.user_id = u.id AND f.kind = ${FOLLOW.name} AND f.active)::int AS followings,
-      (SELECT count(*) FROM relation_facts f
-         WHERE f.entity_type = ${USER} AND f.entity_id = u.id AND f.kind = ${FOLLOW.name} AND f.active)::int AS followers,
-      (SELECT count(*) FROM posts p WHERE p.author_id = u.id AND p.deleted_at IS NULL)::int AS posts,
-      received.likes_received, received.favs_received
-    FROM unnest(${userIds.map(String)}::bigint[]) AS u(id)
+  // Which kinds move which counter is the registry's; this counts each user's facts per kind,
+  // as the one who set them and as the owner of what they are set on. Kinds on posts are
+  // counted post by post through the facts' entity index: a join of all the author's posts
+  // with relation_facts made PostgreSQL scan the whole facts table once per author (150 ms and
+  // more per user at a million facts).
+  const names = (kinds: readonly Relation[]) => kinds.map((kind) => kind.name);
+  const rows = await sql.$queryRaw<{ user_id: bigint; role: 'setter' | 'owner' | 'posts'; kind: string; n: number }[]>`
+    SELECT u.id AS user_id, c.role, c.kind, c.n
+    FROM unnest(${[...new Set(userIds)].map(String)}::bigint[]) AS u(id)
     CROSS JOIN LATERAL (
-      SELECT coalesce(sum(per_post.likes), 0)::int AS likes_received, coalesce(sum(per_post.favs), 0)::int AS favs_received
-      FROM posts p CROSS JOIN LATERAL (
-        SELECT count(*) FILTER (WHERE f.kind = ${LIKE.name}) AS likes, count(*) FILTER (WHERE f.kind = ${FAV.name}) AS favs
-        FROM relation_facts f WHERE f.entity_type = ${POST} AND f.entity_id = p.id AND f.active) per_post
-      WHERE p.author_id = u.id) received`;
-  return new Map(
-    rows.map((r) => [
-      Number(r.user_id),
-      { followings: r.followings, followers: r.followers, posts: r.posts, likesReceived: r.likes_received, favsReceived: r.favs_received },
-    ]),
-  );
+      SELECT 'setter' AS role, f.kind, count(*)::int AS n FROM relation_facts f
+        WHERE f.user_id = u.id AND f.kind = ANY(${names(KINDS.all.filter((k) => k.setterCounter))}::text[]) AND f.active
+        GROUP BY f.kind
+      UNION ALL
+      SELECT 'owner', f.kind, count(*)::int FROM relation_facts f
+        WHERE f.entity_type = ${USER} AND f.entity_id = u.id
+          AND f.kind = ANY(${names(KINDS.setOn(USER).filter((k) => k.ownerCounter))}::text[]) AND f.active
+        GROUP BY f.kind
+      UNION ALL
+      SELECT 'owner', per_post.kind, sum(per_post.n)::int
+        FROM posts p CROSS JOIN LATERAL (
+          SELECT f.kind, count(*) AS n FROM relation_facts f
+          WHERE f.entity_type = ${POST} AND f.entity_id = p.id
+            AND f.kind = ANY(${names(KINDS.setOn(POST).filter((k) => k.ownerCounter))}::text[]) AND f.active
+          GROUP BY f.kind) per_post
+        WHERE p.author_id = u.id
+        GROUP BY per_post.kind
+      UNION ALL
+      SELECT 'posts', '', count(*)::int FROM posts p WHERE p.author_id = u.id AND p.deleted_at IS NULL
+    ) c`;
+  const counts = new Map(userIds.map((id) => [id, { ...ZERO_USER_COUNTERS }]));
+  for (const row of rows) {
+    const values = counts.get(Number(row.user_id))!;
+    if (row.role === 'posts') {
+      values.posts = row.n;
+      continue;
+    }
+    const kind = KINDS.named(row.kind);
+    const counter = row.role === 'setter' ? kind?.setterCounter : kind?.ownerCounter;
+    if (counter) values[counter] += row.n;
+  }
+  return counts;
 }
 
 /** Users one snapshot transaction compares: each transaction stays short whoever they are. */

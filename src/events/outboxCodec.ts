@@ -11,14 +11,14 @@ export function decodeOutboxEntry(id: string, partition: number, fields: string[
   for (let i = 0; i + 1 < fields.length; i += 2) f[fields[i]!] = fields[i + 1]!;
   const { e, i: entityId, m, x, u, a, d } = f;
   if (!e || !isEntityType(e) || !m || !entityId || !u || !a || !POSITIVE_INT.test(entityId) || !POSITIVE_INT.test(u)) return null;
-  if (!/^[0-4]$/.test(x ?? '') || (d !== '1' && d !== '-1') || !/^[0-9]+$/.test(a)) return null;
+  if (x === undefined || !/^([0-9]|[1-5][0-9]|6[0-3])?$/.test(x) || (d !== '1' && d !== '-1') || !/^[0-9]+$/.test(a)) return null;
   return {
     id,
     partition,
     entityType: e,
     entityId: Number(entityId),
     relation: m,
-    slot: Number(x),
+    slot: x === '' ? null : Number(x),
     userId: Number(u),
     authorId: Number(a),
     delta: d === '1' ? 1 : -1,

@@ -12,8 +12,8 @@ export interface CounterEvent {
   entityId: number;
   /** The relation's name (src/domain/relations.ts). */
   relation: string;
-  /** The entity's counter slot this event moves (src/domain/counters.ts). */
-  slot: number;
+  /** The entity's counter slot this event moves (its kind's, src/domain/relations.ts); null for a kind no packed counter counts. */
+  slot: number | null;
   userId: number;
   authorId: number;
   delta: 1 | -1;

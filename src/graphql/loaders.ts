@@ -36,6 +36,9 @@ export async function orFromPostgres<T>(
  * `cache: false` for a subscription: its context lives as long as the socket, and each push
  * must read fresh (loads of one push still share a batch).
  */
+/** An anonymous viewer's state on any post. */
+const NOTHING_HELD: ViewerState = new Set();
+
 export function createLoaders(deps: ApiDeps, viewer: Viewer | null, client: Client, { cache = true } = {}) {
   let listPages = 0;
   return {
@@ -73,7 +76,7 @@ export function createLoaders(deps: ApiDeps, viewer: Viewer | null, client: Clie
     /** The viewer's own state; never cached beyond this request. */
     viewerState: new DataLoader<number, ViewerState>(
       async (postIds) => {
-        if (!viewer) return postIds.map(() => ({ liked: false, faved: false }));
+        if (!viewer) return postIds.map(() => NOTHING_HELD);
         const states = await deps.relations.viewerStates(viewer.id, postIds);
         return orFromPostgres(postIds, states, (ids) => deps.durableReads.viewerStates(viewer.id, ids));
       },

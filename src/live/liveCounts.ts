@@ -9,7 +9,7 @@ import type { UserCounts } from '../counters/userCounters.js';
 import type { PostCache } from '../db/postCache.js';
 import type { PostModel } from '../db/posts.js';
 import type { UserModel, UserStore } from '../db/users.js';
-import { POST_SLOTS, USER_COUNTERS, type UserCounterValues } from '../domain/counters.js';
+import { USER_COUNTERS, type UserCounterValues } from '../domain/counters.js';
 import { entityName, POST } from '../domain/entities.js';
 import type { Logger } from '../log.js';
 import type { Keys } from '../redis/keys.js';
@@ -173,7 +173,7 @@ export function createLiveCounts(deps: {
           {
             ...post,
             author,
-            liveCounts: { likes: slots[POST_SLOTS.like] ?? 0, favs: slots[POST_SLOTS.fav] ?? 0, asOf },
+            liveCounts: { slots, asOf },
             publishedAt: message.at,
           },
         ];

@@ -4,16 +4,24 @@
 
 import type { PostCounts } from '../counters/postCounters.js';
 import type { FactStore } from '../db/facts.js';
+import { COUNTER_SLOTS } from '../domain/counters.js';
 import { POST, USER } from '../domain/entities.js';
-import { FOLLOW, POST_RELATIONS } from '../domain/relations.js';
+import { KINDS } from '../domain/kinds.js';
+import { FOLLOW } from '../domain/relations.js';
 import type { ViewerState } from '../relations/relationStore.js';
 
 export function createDurableReads(facts: FactStore) {
   return {
     async counts(postIds: readonly number[]): Promise<PostCounts[]> {
       const rows = await facts.counts(POST, postIds);
-      const count = (id: number, kind: string) => rows.find((r) => r.entityId === id && r.kind === kind)?.count ?? 0;
-      return postIds.map((id) => ({ likes: count(id, POST_RELATIONS.LIKE.name), favs: count(id, POST_RELATIONS.FAV.name), asOf: null }));
+      return postIds.map((id) => {
+        const slots = new Array<number>(COUNTER_SLOTS).fill(0);
+        for (const row of rows) {
+          const slot = row.entityId === id ? KINDS.named(row.kind)?.slot : null;
+          if (slot != null) slots[slot] = row.count;
+        }
+        return { slots, asOf: null };
+      });
     },
 
     async follows(viewerId: number, userIds: readonly number[]): Promise<boolean[]> {
@@ -23,8 +31,7 @@ export function createDurableReads(facts: FactStore) {
 
     async viewerStates(userId: number, postIds: readonly number[]): Promise<ViewerState[]> {
       const rows = await facts.activeFor(userId, POST, postIds);
-      const has = (id: number, kind: string) => rows.some((r) => r.entityId === id && r.kind === kind);
-      return postIds.map((id) => ({ liked: has(id, POST_RELATIONS.LIKE.name), faved: has(id, POST_RELATIONS.FAV.name) }));
+      return postIds.map((id) => new Set(rows.filter((r) => r.entityId === id && KINDS.named(r.kind)).map((r) => r.kind)));
     },
   };
 }

@@ -3,8 +3,9 @@
 // negative reply becomes a ScriptError of the closed set in src/redis/scriptErrors.ts; no
 // caller reads a raw reply.
 import { USER_COUNTERS, type UserCounterValues } from '../domain/counters.js';
-import { type EntityRef, type EntityType, entityName } from '../domain/entities.js';
-import { FAV, LIKE, POST_RELATION_SLOTS, type Relation } from '../domain/relations.js';
+import { type EntityRef, type EntityType, entityName, POST } from '../domain/entities.js';
+import { KINDS } from '../domain/kinds.js';
+import type { Relation } from '../domain/relations.js';
 import type { Keys } from './keys.js';
 import type { RawScripts, ScriptedRedis } from './luaScripts.js';
 import { unlessFailed } from './scriptErrors.js';
@@ -36,8 +37,6 @@ export interface CountersSnapshot {
   relations: { name: string; counter: number; facts: number; pending: number; inFlight: number }[];
 }
 
-/** The relations a post's counters count, in the order of POST_RELATION_SLOTS. */
-const COUNTED = [LIKE, FAV];
 const BATCH = { applied: 1, skipped: 0, partlyApplied: -1, entityRebuilt: -3 } as const;
 const REBUILD = { acquired: 1, locked: 0, rateLimited: -1 } as const;
 
@@ -80,7 +79,7 @@ export function createScripts(redis: ScriptedRedis, keys: Keys) {
         a.entity.type,
         a.entity.id,
         a.relation.name,
-        a.relation.slot,
+        a.relation.slot ?? '',
         a.userId,
         a.authorId,
         a.notAfterMs ?? 0,
@@ -184,23 +183,23 @@ export function createScripts(redis: ScriptedRedis, keys: Keys) {
         keys.countersPrefix(p),
         keys.prefix,
         keys.partitionTag(p),
-        POST_RELATION_SLOTS,
+        KINDS.slotsSpec(POST),
         keys.countsChannel(p),
       );
       return { folded, remaining, rebuilt, pushed };
     },
 
-    /** A post's like and favourite counts straight from its facts, and Redis's time. */
-    async countFromFacts(post: EntityRef) {
-      const [likes, favs, at] = await call<[number, number, number]>(
+    /** An entity's counters (by slot) straight from its facts, and Redis's time. */
+    async countFromFacts(entity: EntityRef) {
+      const [at, ...counters] = await call<number[]>(
         'countFromFacts',
-        keys.chunkIndex(LIKE.name, post),
-        keys.chunkIndex(FAV.name, post),
+        keys.chunkIndex(KINDS.countedOn(entity.type)[0]!.name, entity),
         keys.prefix,
-        tagOf(post),
-        entityName(post),
+        tagOf(entity),
+        entityName(entity),
+        KINDS.slotsSpec(entity.type),
       );
-      return { likes, favs, at: new Date(at) };
+      return { counters, at: new Date(at!) };
     },
 
     /** Recounts an entity from its facts and records the watermark, in one atomic step. */
@@ -216,7 +215,7 @@ export function createScripts(redis: ScriptedRedis, keys: Keys) {
         entityName(entity),
         keys.prefix,
         keys.partitionTag(p),
-        POST_RELATION_SLOTS,
+        KINDS.slotsSpec(entity.type),
       );
       return { counters: reply.slice(1) as number[], watermark: (reply[0] as string) || null };
     },
@@ -256,13 +255,13 @@ export function createScripts(redis: ScriptedRedis, keys: Keys) {
         a.post.id,
         keys.prefix,
         keys.partitionTag(p),
-        POST_RELATION_SLOTS,
+        KINDS.slotsSpec(a.post.type),
         a.scanLimit,
       );
       if (reply[0] !== 1) return null;
       return {
         countersValid: reply[1] === 1,
-        relations: COUNTED.map(({ name }, i) => {
+        relations: KINDS.countedOn(a.post.type).map(({ name }, i) => {
           const [counter, facts, pending, inFlight] = reply.slice(2 + i * 4, 6 + i * 4) as [number, number, number, number];
           return { name, counter, facts, pending, inFlight };
         }),

@@ -1,7 +1,8 @@
 // Relation facts in Redis: set a user's like/fav on a post to an absolute state (one Lua
 // step that also appends the counter event), and read the viewer's own state.
 import { type EntityRef, type EntityType, entityName, POST, USER } from '../domain/entities.js';
-import { FAV, FOLLOW, LIKE, POST_RELATIONS, type PostRelationKind, type Relation } from '../domain/relations.js';
+import { KINDS } from '../domain/kinds.js';
+import { FOLLOW, POST_RELATIONS, type PostRelationKind, type Relation } from '../domain/relations.js';
 import { conflict, outcomeUnknown, unavailable } from '../errors.js';
 import { isCluster } from '../redis/client.js';
 import type { Keys } from '../redis/keys.js';
@@ -41,10 +42,8 @@ export interface SetRelationResult {
   eventId: string;
 }
 
-export interface ViewerState {
-  liked: boolean;
-  faved: boolean;
-}
+/** The kinds (by name) the viewer holds on a post. */
+export type ViewerState = ReadonlySet<string>;
 
 /** A relation's facts for one entity, or null when Redis does not hold them (lost, not yet restored). */
 export type FactsOrUnknown<T> = T | null;
@@ -165,10 +164,11 @@ export function createRelationStore(redis: ScriptedRedis, keys: Keys, deps: Rela
     follows: async (viewerId: number, userIds: readonly number[]): Promise<FactsOrUnknown<boolean>[]> =>
       (await hasFacts(viewerId, USER, [FOLLOW], userIds)).map((facts) => (facts ? facts[0]! : null)),
 
-    /** The viewer's like and fav on each post, in order (null where Redis does not hold the facts). */
+    /** The kinds the viewer holds on each post, in order (null where Redis does not hold the facts). */
     async viewerStates(userId: number, postIds: readonly number[]): Promise<FactsOrUnknown<ViewerState>[]> {
-      const facts = await hasFacts(userId, POST, [LIKE, FAV], postIds);
-      return facts.map((f) => (f ? { liked: f[0]!, faved: f[1]! } : null));
+      const kinds = KINDS.setOn(POST);
+      const facts = await hasFacts(userId, POST, kinds, postIds);
+      return facts.map((f) => (f ? new Set(kinds.filter((_, k) => f[k]).map((kind) => kind.name)) : null));
     },
   };
 }

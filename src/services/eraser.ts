@@ -19,7 +19,8 @@ import type { UserCounters } from '../counters/userCounters.js';
 import type { ErasureQueries, OwnFactCursor } from '../db/erasureQueries.js';
 import type { ErasureProgress, ErasureStore } from '../db/erasures.js';
 import { type EntityType, isEntityType, USER } from '../domain/entities.js';
-import { FOLLOW, relationNamed } from '../domain/relations.js';
+import { KINDS } from '../domain/kinds.js';
+import { FOLLOW } from '../domain/relations.js';
 import { createPersistedMarks } from '../events/caughtUp.js';
 import type { Logger } from '../log.js';
 import { isCluster, type RedisClient } from '../redis/client.js';
@@ -99,7 +100,7 @@ export function createEraser(deps: EraserDeps) {
     const facts = await deps.queries.ownFacts(userId, cursorOf(progress), deps.batchSize);
     const changes: SetFactInput[] = [];
     for (const fact of facts) {
-      const relation = relationNamed(fact.kind);
+      const relation = KINDS.named(fact.kind);
       // A fact on a post whose row is gone moves no one's counters; its row goes with the rest.
       if (!relation || !isEntityType(fact.entityType) || fact.ownerId === 0) continue;
       const entity = { type: fact.entityType as EntityType, id: fact.entityId };

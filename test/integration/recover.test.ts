@@ -84,7 +84,7 @@ describe('recovery', () => {
     expect(result.changed).toBe(true);
     expect((await f.factsOf(posts[0]!)).likes).toBe(before[0]!.likes - 1);
     // The other post is not restored yet: Redis does not answer for it, PostgreSQL will.
-    expect(await relations.viewerStates(1, [posts[0]!, posts[1]!])).toEqual([{ liked: false, faved: false }, null]);
+    expect(await relations.viewerStates(1, [posts[0]!, posts[1]!])).toEqual([new Set(), null]);
     // Without a way to restore, a write is refused rather than decided against nothing.
     const bare = createRelationStore(f.redis, f.keys);
     await expect(bare.set({ userId: 2, postId: posts[1]!, authorId: 1, kind: 'LIKE', active: false })).rejects.toMatchObject({

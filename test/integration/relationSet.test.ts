@@ -47,13 +47,13 @@ const restore = (post: EntityRef, userId: number, active: boolean) =>
   scripts.writeFact({ relation: LIKE.name, entity: post, userId, active });
 
 async function count(post: EntityRef): Promise<number> {
-  const { likes } = await scripts.countFromFacts(post);
-  return likes;
+  const { counters } = await scripts.countFromFacts(post);
+  return counters[LIKE.slot!]!;
 }
 
 /** Membership as the feed reads it: the viewer's state. */
 const members = (post: EntityRef, userIds: number[]) =>
-  Promise.all(userIds.map((u) => store.viewerStates(u, [post.id]).then(([state]) => state!.liked)));
+  Promise.all(userIds.map((u) => store.viewerStates(u, [post.id]).then(([state]) => state!.has(LIKE.name))));
 
 /** A packed id list as lua/includes/relationSet.lua stores it: a width byte, then sorted ids. */
 function decodeList(raw: Buffer | null): number[] {
@@ -198,7 +198,7 @@ describe('relation sets', () => {
           posts.map((p) => p.id),
         )
       ).map((s) => s!);
-      expect(states.map((s) => s.liked)).toEqual(posts.map((_, i) => i % 3 === 0));
+      expect(states.map((s) => s.has(LIKE.name))).toEqual(posts.map((_, i) => i % 3 === 0));
     } finally {
       redis.sendCommand = send;
     }

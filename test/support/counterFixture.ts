@@ -5,7 +5,7 @@ import { createAggregator } from '../../src/consumers/aggregator.js';
 import { createFlusher } from '../../src/counters/flush.js';
 import { unpackCounters } from '../../src/counters/packedCounters.js';
 import { createPostCounters } from '../../src/counters/postCounters.js';
-import type { PostRelationKind } from '../../src/domain/relations.js';
+import { FAV, LIKE, type PostRelationKind } from '../../src/domain/relations.js';
 import { decodeOutboxEntry } from '../../src/events/outboxCodec.js';
 import { createRedisStreamsLog, OUTBOX_SOURCE } from '../../src/events/redisStreams.js';
 import type { EventBatch } from '../../src/events/types.js';
@@ -74,8 +74,8 @@ export function createCounterFixture(options: { partitions?: number; leaseMs?: n
     /** Likes and favs counted straight from the bitmaps. */
     async factsOf(postId: number): Promise<{ likes: number; favs: number }> {
       const post = { type: 'post' as const, id: postId };
-      const { likes, favs } = await createScripts(redis, keys).countFromFacts(post);
-      return { likes, favs };
+      const { counters } = await createScripts(redis, keys).countFromFacts(post);
+      return { likes: counters[LIKE.slot!]!, favs: counters[FAV.slot!]! };
     },
 
     /** A post id that lands in `partition`. */

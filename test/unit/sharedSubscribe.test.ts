@@ -50,7 +50,7 @@ describe('createSharedSubscribe', () => {
       title: 't',
       body: 'b',
       createdAt: new Date(0),
-      liveCounts: { likes, favs: 0, asOf: new Date(1000) },
+      liveCounts: { slots: [0, likes, 0, 0, 0], asOf: new Date(1000) },
       publishedAt: 1000,
     }) as LivePost;
 
@@ -62,7 +62,7 @@ describe('createSharedSubscribe', () => {
       viewer: viewerId === null ? null : { id: viewerId, name: null, validUntilMs: Number.POSITIVE_INFINITY },
       live: { maxIds: 100, posts: async () => stream, users: async () => new LiveStream({ stallMs: 1, onStall() {}, onEnd() {} }) },
       // myState's loader answers with the viewer it was made for, as the per-request loaders do.
-      loaders: { viewerState: { load: async () => ({ liked: viewerId === 7, faved: false }) } },
+      loaders: { viewerState: { load: async () => new Set(viewerId === 7 ? ['like'] : []) } },
     } as unknown as GraphQLContext;
     const results = (await subscribe({
       schema,

@@ -40,7 +40,8 @@ export function fromMessage(message: KafkaMessage): CounterEvent | null {
       typeof v.e === 'string' &&
       isEntityType(v.e) &&
       typeof v.m === 'string' &&
-      [v.i, v.u, v.a, v.x].every(Number.isSafeInteger) &&
+      [v.i, v.u, v.a].every(Number.isSafeInteger) &&
+      (v.x === null || Number.isSafeInteger(v.x)) &&
       (v.d === 1 || v.d === -1);
     if (!valid) return null;
     return {
@@ -49,7 +50,7 @@ export function fromMessage(message: KafkaMessage): CounterEvent | null {
       entityType: v.e as EntityType,
       entityId: v.i as number,
       relation: v.m as string,
-      slot: v.x as number,
+      slot: v.x as number | null,
       userId: v.u as number,
       authorId: v.a as number,
       delta: v.d as 1 | -1,

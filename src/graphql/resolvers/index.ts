@@ -1,9 +1,19 @@
 import type { Resolvers } from '../generated.js';
 import { EraseAccountPayload, Mutation } from './mutation.js';
-import { Post } from './post.js';
+import { Post, PostCounts, PostViewerState } from './post.js';
 import { Query } from './query.js';
 import { DateTime } from './scalars.js';
 import { Subscription } from './subscription.js';
 import { User } from './user.js';
 
-export const resolvers: Resolvers = { Query, Mutation, Subscription, Post, User, EraseAccountPayload, DateTime };
+export const resolvers: Resolvers = {
+  Query,
+  Mutation,
+  Subscription,
+  Post,
+  PostCounts,
+  PostViewerState,
+  User,
+  EraseAccountPayload,
+  DateTime,
+};

@@ -1,7 +1,8 @@
+import { countOf } from '../../counters/postCounters.js';
 import { POST } from '../../domain/entities.js';
-import { POST_RELATIONS } from '../../domain/relations.js';
+import { FAV, LIKE, POST_RELATIONS } from '../../domain/relations.js';
 import { notFound } from '../../errors.js';
-import type { PostResolvers } from '../generated.js';
+import type { PostCountsResolvers, PostResolvers, PostViewerStateResolvers } from '../generated.js';
 import { listPage } from './lists.js';
 
 export const Post: PostResolvers = {
@@ -34,4 +35,15 @@ export const Post: PostResolvers = {
       keep: (user) => ctx.deps.visibility.likesVisibleTo(user, ctx.viewer?.id ?? null),
     });
   },
+};
+
+// The counts and viewer state hold every kind; these fields are the like's and the favourite's.
+export const PostCounts: PostCountsResolvers = {
+  likes: (counts) => countOf(counts, LIKE),
+  favs: (counts) => countOf(counts, FAV),
+};
+
+export const PostViewerState: PostViewerStateResolvers = {
+  liked: (state) => state.has(LIKE.name),
+  faved: (state) => state.has(FAV.name),
 };
