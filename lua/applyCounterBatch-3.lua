@@ -27,6 +27,7 @@
 ]]
 local rcall = redis.call
 --- @include "includes/positions"
+--- @include "includes/packedCounters"
 
 local source, first, last, newest = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
 if source == '' or not isPosition(first) or not isPosition(last) or not isPosition(newest)
@@ -59,7 +60,7 @@ for _ = 1, count do
   local deltas = {}
   for f = 0, fields - 1 do
     local slot, delta = tonumber(ARGV[i + 4 + 2 * f]), tonumber(ARGV[i + 5 + 2 * f])
-    if not slot or slot < 0 or slot > 4 or not delta then return -2 end
+    if not slot or slot < 0 or slot >= MAX_SLOTS or slot % 1 ~= 0 or not delta then return -2 end
     deltas[#deltas + 1] = { slot, delta }
   end
   entities[#entities + 1] = { name = name, apply = apply, deltas = deltas, watermark = watermark }

@@ -20,9 +20,11 @@
     ARGV[12] not after: epoch ms (Redis's clock) past which the call is refused, 0 for never.
              A call its client gave up on (timed out) may still be queued in the client; it
              must not land later, behind the client's back.
+    ARGV[13] the relations exclusive with ARGV[8] ("r_laugh:7,r_eyes:12", '' for none): setting
+             ARGV[8] removes the user from each of them first, each removal with its event.
 
   Output:
-    { 1, changed, eventId }  applied (eventId is '' when nothing changed)
+    { 1, changed, eventId }  applied (eventId, of the last event appended, is '' when nothing changed)
     { 2, changed, '' }       replayed: the key was used before for this same request
     -1                       the key was used before for a different request (nothing changed)
     -2                       invalid arguments (nothing changed)
@@ -31,6 +33,7 @@
     -4                       arrived after ARGV[12]: nothing changed
 ]]
 --- @include "includes/relationSet"
+--- @include "includes/relationSpec"
 local rcall = redis.call
 
 local userId = tonumber(ARGV[10])
@@ -62,13 +65,18 @@ end
 
 local changed = 0
 local eventId = ''
-local facts = relationKeys(ARGV[3], ARGV[1], ARGV[8] .. ':' .. ARGV[6] .. ':' .. ARGV[7])
-if setMember(facts, userId, desired == 1) then
+local function record(relation, slot, member)
+  local facts = relationKeys(ARGV[3], ARGV[1], relation .. ':' .. ARGV[6] .. ':' .. ARGV[7])
+  if not setMember(facts, userId, member) then return end
   changed = 1
   eventId = rcall('XADD', KEYS[3], '*',
-    'e', ARGV[6], 'i', ARGV[7], 'm', ARGV[8], 'x', ARGV[9],
-    'u', ARGV[10], 'a', ARGV[11], 'd', desired == 1 and '1' or '-1')
+    'e', ARGV[6], 'i', ARGV[7], 'm', relation, 'x', slot,
+    'u', ARGV[10], 'a', ARGV[11], 'd', member and '1' or '-1')
 end
+if desired == 1 then
+  for _, exclusive in ipairs(parseRelations(ARGV[13] or '')) do record(exclusive[1], exclusive[2], false) end
+end
+record(ARGV[8], ARGV[9], desired == 1)
 
 if fingerprint ~= '' then
   rcall('SET', KEYS[4], fingerprint .. '|' .. changed, 'EX', ttl)

@@ -3,10 +3,15 @@
 // upserted, posts are only written when the demo authors have none yet, and likes go through
 // the real write path with absolute states, so a second run changes nothing.
 import { loadConfig } from '../src/config.js';
+import { KINDS } from '../src/domain/kinds.js';
+import { FAV, LIKE } from '../src/domain/relations.js';
 import type { ApiDeps } from '../src/graphql/apiDeps.js';
 import { createApi } from '../src/process/api.js';
 import { openParts, type Parts } from '../src/process/parts.js';
 import { random, shuffled } from './random.js';
+
+/** A reaction, the registry's first ones more often (as 👍 and ❤️ are on real posts). */
+const reactionFor = (rand: () => number) => KINDS.reactions[Math.floor(rand() ** 2 * KINDS.reactions.length)]!;
 
 const FIRST = [
   'Ada',
@@ -149,12 +154,12 @@ async function seedRelations(parts: Parts, { commands, postCounters }: ApiDeps):
       Array.from({ length: DEMO_USERS }, (_, i) => i + 1),
       rand,
     );
-    const writes = users
-      .slice(0, likers)
-      .map((userId, i) => [
-        commands.relations.setOnPost(userId, { postId, kind: 'LIKE', active: true }),
-        ...(i < favers ? [commands.relations.setOnPost(userId, { postId, kind: 'FAV', active: true })] : []),
-      ]);
+    const writes = users.slice(0, likers).map((userId, i) => [
+      commands.relations.setOnPost(userId, { postId, relation: LIKE, active: true }),
+      ...(i < favers ? [commands.relations.setOnPost(userId, { postId, relation: FAV, active: true })] : []),
+      // About half the likers also react, mostly with the first few reactions.
+      ...(rand() < 0.5 ? [commands.relations.setOnPost(userId, { postId, relation: reactionFor(rand), active: true })] : []),
+    ]);
     for (const result of await Promise.all(writes.flat())) if (result.changed) changed += 1;
   }
   // A follow graph: each demo user follows about a fifth of the others.

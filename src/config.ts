@@ -3,7 +3,7 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Budget, BudgetName } from './domain/budgets.js';
-import { DEFAULT_REACTIONS, parseReactions, type Reaction } from './domain/relations.js';
+import { DEFAULT_REACTIONS, type KindRules, parseReactions, type Reaction } from './domain/relations.js';
 
 export type Role = 'all' | 'api' | 'worker';
 export type EventLogKind = 'redis' | 'kafka';
@@ -63,6 +63,8 @@ export interface Config {
   redisKeyPrefix: string;
   /** The reactions users may set on a post, in the order clients show them; each one's counter slot follows from its position. */
   reactions: readonly Reaction[];
+  /** REACTIONS_PER_USER=one: a user holds at most one reaction on a post. */
+  oneReactionPerUser: boolean;
   jwtSecret: string;
   /** The claims a bearer token must carry (JWT_REQUIRE_EXP, JWT_ISSUER, JWT_AUDIENCE). */
   tokenRules: TokenRules;
@@ -228,14 +230,16 @@ export function reactionsSetting(env: NodeJS.ProcessEnv): readonly Reaction[] {
 }
 
 /**
- * This process's reactions, for the registry built at import (src/domain/kinds.ts). A bad
- * setting reads as the default here: loadConfig refuses it (exit 78) before the registry is used.
+ * This process's reactions and their rule, for the registry built at import
+ * (src/domain/kinds.ts). A bad setting reads as the default here: loadConfig refuses it
+ * (exit 78) before the registry is used.
  */
-export function deploymentReactions(): readonly Reaction[] {
+export function deploymentKinds(): { reactions: readonly Reaction[]; rules: KindRules } {
+  const rules = { oneReactionPerUser: process.env.REACTIONS_PER_USER === 'one' };
   try {
-    return reactionsSetting(process.env);
+    return { reactions: reactionsSetting(process.env), rules };
   } catch {
-    return DEFAULT_REACTIONS;
+    return { reactions: DEFAULT_REACTIONS, rules };
   }
 }
 
@@ -356,6 +360,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     },
     redisKeyPrefix: env.REDIS_KEY_PREFIX ?? '',
     reactions: reactions(),
+    oneReactionPerUser: oneOf('REACTIONS_PER_USER', ['many', 'one'], 'many') === 'one',
     jwtSecret,
     tokenRules: {
       requireExp: flag('JWT_REQUIRE_EXP', DEFAULT_TOKEN_RULES.requireExp),

@@ -1,14 +1,6 @@
 -- Counts as the facts say, for entities whose relations are stored by includes/relationSet.
 -- Needs includes: relationSet.
-
--- "like:1,fav:2" -> { {'like', 1}, {'fav', 2} }: fact-backed relations and their counter slot.
-local function parseRelations(spec)
-  local relations = {}
-  for name, slot in string.gmatch(spec, '([%w_]+):(%d+)') do
-    relations[#relations + 1] = { name, tonumber(slot) }
-  end
-  return relations
-end
+--- @include "includes/relationSpec"
 
 -- An entity's counters rebuilt from its facts (fields without facts start at 0), every slot
 -- up to the relations' last present.

@@ -1,5 +1,6 @@
-// This deployment's relation kinds, built once per process from its REACTIONS setting.
-import { deploymentReactions } from '../config.js';
+// This deployment's relation kinds, built once per process from its REACTIONS settings.
+import { deploymentKinds } from '../config.js';
 import { createRelationKinds, type RelationKinds } from './relations.js';
 
-export const KINDS: RelationKinds = createRelationKinds(deploymentReactions());
+const { reactions, rules } = deploymentKinds();
+export const KINDS: RelationKinds = createRelationKinds(reactions, rules);

@@ -12,7 +12,9 @@ export type Listed =
   /** Listed to everyone (follows). */
   | 'public'
   /** Listed to others only while the setter's `likesPublic` is on; always to the setter. */
-  | 'likesPublic';
+  | 'likesPublic'
+  /** Listed to no one but the setter, and never counted or pushed (bookmarks). */
+  | 'setterOnly';
 
 export interface Reaction {
   /** Its name in the API (`content`): THUMBS_UP. */
@@ -56,6 +58,17 @@ export const FOLLOW: Relation = {
   reaction: null,
 };
 
+/** A private "save for later": no counter, no one's list but the setter's. */
+export const BOOKMARK: Relation = {
+  name: 'bookmark',
+  on: POST,
+  slot: null,
+  ownerCounter: null,
+  setterCounter: null,
+  listed: 'setterOnly',
+  reaction: null,
+};
+
 /** The relations a viewer sets on a post through setLikeRelation, by their GraphQL enum value. */
 export type PostRelationKind = 'LIKE' | 'FAV';
 export const POST_RELATIONS: Record<PostRelationKind, Relation> = { LIKE, FAV };
@@ -96,8 +109,16 @@ export function parseReactions(setting: string): Reaction[] {
   return reactions;
 }
 
-/** The registry for a deployment's reactions. */
-export function createRelationKinds(reactions: readonly Reaction[]) {
+/** Counted kinds and their slots as the Lua scripts take them: "like:1,fav:2". */
+export const slotsSpec = (kinds: readonly Relation[]) => kinds.map((kind) => `${kind.name}:${kind.slot}`).join(',');
+
+export interface KindRules {
+  /** Each user holds at most one reaction on an entity: setting one removes the other (REACTIONS_PER_USER=one). */
+  oneReactionPerUser: boolean;
+}
+
+/** The registry for a deployment's reactions and rules. */
+export function createRelationKinds(reactions: readonly Reaction[], rules: KindRules = { oneReactionPerUser: false }) {
   const reactionKinds: Relation[] = reactions.map((reaction, i) => ({
     ...LIKE,
     name: `r_${reaction.content.toLowerCase()}`,
@@ -105,7 +126,7 @@ export function createRelationKinds(reactions: readonly Reaction[]) {
     ownerCounter: null,
     reaction,
   }));
-  const all: readonly Relation[] = [LIKE, FAV, FOLLOW, ...reactionKinds];
+  const all: readonly Relation[] = [LIKE, FAV, FOLLOW, BOOKMARK, ...reactionKinds];
   const byName = new Map(all.map((kind) => [kind.name, kind]));
   const byContent = new Map(reactionKinds.map((kind) => [kind.reaction!.content, kind]));
   const countedOn = (type: EntityType) => all.filter((kind) => kind.on === type && kind.slot !== null);
@@ -118,15 +139,15 @@ export function createRelationKinds(reactions: readonly Reaction[]) {
     named: (name: string): Relation | undefined => byName.get(name),
     /** The reaction whose content is `content`, or undefined. */
     reaction: (content: string): Relation | undefined => byContent.get(content),
+    /** The kinds that setting `kind` removes in the same step (the other reactions, with one per user). */
+    exclusiveWith: (kind: Relation): readonly Relation[] =>
+      rules.oneReactionPerUser && kind.reaction ? reactionKinds.filter((other) => other !== kind) : [],
     /** The kinds set on a `type`, in registry order. */
     setOn: (type: EntityType) => all.filter((kind) => kind.on === type),
     /** The kinds a packed counter of `type` counts, in slot order. */
     countedOn,
     /** The kinds counted on `type` and their slots as the Lua scripts take them ("like:1,fav:2"). */
-    slotsSpec: (type: EntityType) =>
-      countedOn(type)
-        .map((kind) => `${kind.name}:${kind.slot}`)
-        .join(','),
+    slotsSpec: (type: EntityType) => slotsSpec(countedOn(type)),
   };
 }
 

@@ -3,7 +3,7 @@ import type { PostCounts } from '../counters/postCounters.js';
 import type { UserCounts } from '../counters/userCounters.js';
 import type { PostModel as StoredPost } from '../db/posts.js';
 import type { UserModel as StoredUser } from '../db/users.js';
-import type { PostRelationKind } from '../domain/relations.js';
+import type { PostRelationKind, Relation } from '../domain/relations.js';
 import type { Page } from './connection.js';
 
 /** A post; a pushed one (subscriptions) carries the counts its flush pass published. */
@@ -21,6 +21,13 @@ export interface LikeRelationPayloadModel {
   kind: PostRelationKind;
   active: boolean;
   changed: boolean;
+}
+
+/** One reaction kind of a post: its count and whether the viewer holds it. */
+export interface ReactionGroupModel {
+  kind: Relation;
+  count: number;
+  viewerHasReacted: boolean;
 }
 
 export interface FollowRelationPayloadModel {

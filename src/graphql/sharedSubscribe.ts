@@ -33,6 +33,10 @@ const PUBLIC_FIELDS = new Set([
   'Post.createdAt',
   'Post.author',
   'Post.counts',
+  'Post.reactionGroups',
+  'ReactionGroup.content',
+  'ReactionGroup.emoji',
+  'ReactionGroup.count',
   'User.id',
   'User.name',
   'User.createdAt',
@@ -71,9 +75,11 @@ export function shareKey(schema: GraphQLSchema, document: DocumentNode, operatio
 
 /**
  * graphql-js's `subscribe`, sharing each push's execution between subscriptions with the same
- * share key. Results are kept per pushed value (a WeakMap: they go with the value).
+ * share key. Results are kept per pushed value (a WeakMap: they go with the value). A shared
+ * execution runs with `anonymous(context)`: a public field may still read the viewer where
+ * one is given (reactionGroups lists the viewer's reactions), and must not for everyone.
  */
-export function createSharedSubscribe() {
+export function createSharedSubscribe<C>(anonymous: (context: C) => C = (context) => context) {
   const shared = new WeakMap<object, Map<string, Result>>();
   return async (args: ExecutionArgs) => {
     const source = await createSourceEventStream(args);
@@ -88,7 +94,7 @@ export function createSharedSubscribe() {
       }
       let result = byKey.get(key);
       if (!result) {
-        result = execute({ ...args, rootValue: value });
+        result = execute({ ...args, rootValue: value, contextValue: anonymous(args.contextValue as C) });
         byKey.set(key, result);
       }
       return result;

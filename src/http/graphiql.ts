@@ -25,7 +25,8 @@ query Feed {
         createdAt
         author { id name }
         counts { likes favs asOf }
-        myState { liked faved }
+        reactionGroups { content emoji count viewerHasReacted }
+        myState { liked faved reactions bookmarked }
       }
     }
     pageInfo { hasNextPage endCursor }

@@ -5,7 +5,7 @@
 import { USER_COUNTERS, type UserCounterValues } from '../domain/counters.js';
 import { type EntityRef, type EntityType, entityName, POST } from '../domain/entities.js';
 import { KINDS } from '../domain/kinds.js';
-import type { Relation } from '../domain/relations.js';
+import { type Relation, slotsSpec } from '../domain/relations.js';
 import type { Keys } from './keys.js';
 import type { RawScripts, ScriptedRedis } from './luaScripts.js';
 import { unlessFailed } from './scriptErrors.js';
@@ -61,6 +61,8 @@ export function createScripts(redis: ScriptedRedis, keys: Keys) {
       idempotencyTtlS: number;
       /** Epoch ms past which Redis refuses the call (TooLate); 0 for never. */
       notAfterMs?: number;
+      /** Counted kinds that setting this one removes the user from, in the same step. */
+      exclusive?: readonly Relation[];
     }): Promise<{ changed: boolean; replayed: boolean; eventId: string }> {
       const partition = keys.partitionOf(a.entity);
       const [status, changed, eventId] = await call<[number, number, string]>(
@@ -83,6 +85,7 @@ export function createScripts(redis: ScriptedRedis, keys: Keys) {
         a.userId,
         a.authorId,
         a.notAfterMs ?? 0,
+        slotsSpec(a.exclusive ?? []),
       );
       return { changed: changed === 1, replayed: status === 2, eventId };
     },

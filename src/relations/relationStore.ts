@@ -86,6 +86,7 @@ export function createRelationStore(redis: ScriptedRedis, keys: Keys, deps: Rela
         fingerprint,
         idempotencyTtlS: IDEMPOTENCY_TTL_S,
         notAfterMs: deps.writeDeadlineMs ? Date.now() + deps.writeDeadlineMs : 0,
+        exclusive: KINDS.exclusiveWith(relation),
       });
     try {
       if (key !== null) {

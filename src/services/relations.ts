@@ -1,10 +1,11 @@
-// Setting a like, favourite or follow to an absolute state (never a toggle, so a retried
+// Setting a like, favourite, reaction, bookmark or follow to an absolute state (never a toggle, so a retried
 // request is harmless): checks the target, charges the `changes` budget, and writes the fact
 // through the relation store's one Lua step (fact, idempotency record, counter event).
 import type { PostCache } from '../db/postCache.js';
 import type { PostModel } from '../db/posts.js';
 import type { UserModel, UserStore } from '../db/users.js';
-import type { PostRelationKind } from '../domain/relations.js';
+import { POST } from '../domain/entities.js';
+import type { Relation } from '../domain/relations.js';
 import { badInput, notFound } from '../errors.js';
 import type { RelationStore } from '../relations/relationStore.js';
 import type { Charge } from './charges.js';
@@ -33,24 +34,24 @@ export interface RelationChange {
 
 export function createRelationService(deps: RelationServiceDeps) {
   return {
-    /** `userId`'s LIKE or FAV on `postId` (NOT_FOUND for a post that is not there). */
+    /** `userId`'s `relation` (a kind set on posts) on `postId` (NOT_FOUND for a post that is not there). */
     async setOnPost(
       userId: number,
-      input: RelationChange & { postId: number; kind: PostRelationKind },
-    ): Promise<{ post: PostModel; kind: PostRelationKind; active: boolean; changed: boolean }> {
-      const { postId, kind, active } = input;
+      input: RelationChange & { postId: number; relation: Relation },
+    ): Promise<{ post: PostModel; active: boolean; changed: boolean }> {
+      const { postId, relation, active } = input;
       const post = deps.visibility.post(await deps.postCache.get(postId));
       if (!post) throw notFound(`post ${postId} not found`);
       await deps.charge('changes', userId);
-      const { changed } = await deps.relations.set({
+      const { changed } = await deps.relations.setFact({
         userId,
-        postId,
+        entity: { type: POST, id: postId },
+        relation,
         authorId: post.authorId,
-        kind,
         active,
         idempotencyKey: input.idempotencyKey,
       });
-      return { post, kind, active, changed };
+      return { post, active, changed };
     },
 
     /** Whether `userId` follows `followeeId` (BAD_USER_INPUT for oneself, NOT_FOUND for an unknown user). */

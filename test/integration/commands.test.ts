@@ -76,10 +76,10 @@ describe('commands', () => {
     expect(post).toMatchObject({ authorId: AUTHOR, title: 'Sourdough, week one' });
     expect(likesAndFavs((await services.postCounters.load([post.id]))[0])).toEqual({ likes: 0, favs: 0 });
 
-    const like = await services.commands.relations.setOnPost(READER, { postId: post.id, kind: 'LIKE', active: true });
-    expect(like).toMatchObject({ kind: 'LIKE', active: true, changed: true });
-    expect((await services.commands.relations.setOnPost(READER, { postId: post.id, kind: 'LIKE', active: true })).changed).toBe(false);
-    await services.commands.relations.setOnPost(READER, { postId: post.id, kind: 'FAV', active: true });
+    const like = await services.commands.relations.setOnPost(READER, { postId: post.id, relation: LIKE, active: true });
+    expect(like).toMatchObject({ active: true, changed: true });
+    expect((await services.commands.relations.setOnPost(READER, { postId: post.id, relation: LIKE, active: true })).changed).toBe(false);
+    await services.commands.relations.setOnPost(READER, { postId: post.id, relation: FAV, active: true });
     expect(await services.relations.viewerStates(READER, [post.id])).toEqual([new Set([LIKE.name, FAV.name])]);
 
     await waitUntil(async () => likesAndFavs((await services.postCounters.load([post.id]))[0]).likes === 1, {
@@ -94,7 +94,7 @@ describe('commands', () => {
 
   it('answer a retried change with the same idempotency key as the first, and refuse the key for another change', async () => {
     const post = await services.commands.posts.create(AUTHOR, { title: 'Retries', body: '' });
-    const change = { postId: post.id, kind: 'LIKE' as const, active: true, idempotencyKey: 'tap-1' };
+    const change = { postId: post.id, relation: LIKE, active: true, idempotencyKey: 'tap-1' };
     expect((await services.commands.relations.setOnPost(READER, change)).changed).toBe(true);
     expect((await services.commands.relations.setOnPost(READER, change)).changed).toBe(true); // the first answer, again
     expect(await codeOf(services.commands.relations.setOnPost(READER, { ...change, active: false }))).toBe('CONFLICT');
@@ -117,7 +117,9 @@ describe('commands', () => {
     expect(await codeOf(services.commands.posts.delete(READER, post.id))).toBe('FORBIDDEN');
     expect((await services.commands.posts.delete(AUTHOR, post.id)).id).toBe(post.id);
     expect(await codeOf(services.commands.posts.delete(AUTHOR, post.id))).toBe('NOT_FOUND');
-    expect(await codeOf(services.commands.relations.setOnPost(READER, { postId: post.id, kind: 'LIKE', active: true }))).toBe('NOT_FOUND');
+    expect(await codeOf(services.commands.relations.setOnPost(READER, { postId: post.id, relation: LIKE, active: true }))).toBe(
+      'NOT_FOUND',
+    );
   });
 
   it('refuse bad text and empty budgets with their codes, writing nothing', async () => {

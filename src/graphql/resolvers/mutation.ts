@@ -1,8 +1,30 @@
 // Mutations map their arguments and delegate to the commands (src/services/); what is left
 // here is GraphQL's own: this request's loaders must not answer from before the change.
+
+import { BOOKMARK, POST_RELATIONS, type Relation } from '../../domain/relations.js';
 import { parseId } from '../args.js';
+import type { GraphQLContext } from '../context.js';
 import { requireAccountHolder, requireViewer } from '../context.js';
 import type { EraseAccountPayloadResolvers, MutationResolvers } from '../generated.js';
+import { reactionNamed } from './reactions.js';
+
+/** The viewer's `relation` on a post set to `active`; this request's later reads see the change. */
+async function setOnPost(
+  ctx: GraphQLContext,
+  input: { postId: string; active: boolean; idempotencyKey?: string | null },
+  relation: Relation,
+) {
+  const viewer = requireViewer(ctx);
+  const postId = parseId(input.postId, 'postId');
+  const result = await ctx.deps.commands.relations.setOnPost(viewer.id, {
+    postId,
+    relation,
+    active: input.active,
+    idempotencyKey: input.idempotencyKey,
+  });
+  ctx.loaders.viewerState.clear(postId);
+  return result;
+}
 
 export const Mutation: MutationResolvers = {
   createPost: (_, { input }, ctx) => ctx.deps.commands.posts.create(requireViewer(ctx).id, input),
@@ -18,17 +40,16 @@ export const Mutation: MutationResolvers = {
   },
 
   setLikeRelation: async (_, { input }, ctx) => {
-    const viewer = requireViewer(ctx);
-    const postId = parseId(input.postId, 'postId');
-    const result = await ctx.deps.commands.relations.setOnPost(viewer.id, {
-      postId,
-      kind: input.kind ?? 'LIKE',
-      active: input.active,
-      idempotencyKey: input.idempotencyKey,
-    });
-    ctx.loaders.viewerState.clear(postId);
-    return result;
+    const kind = input.kind ?? 'LIKE';
+    return { ...(await setOnPost(ctx, input, POST_RELATIONS[kind])), kind };
   },
+
+  setReaction: async (_, { input }, ctx) => {
+    const relation = reactionNamed(input.content);
+    return { ...(await setOnPost(ctx, input, relation)), content: input.content };
+  },
+
+  setBookmark: (_, { input }, ctx) => setOnPost(ctx, input, BOOKMARK),
 
   setFollowRelation: async (_, { input }, ctx) => {
     const viewer = requireViewer(ctx);

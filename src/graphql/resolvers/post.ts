@@ -1,9 +1,35 @@
 import { countOf } from '../../counters/postCounters.js';
 import { POST } from '../../domain/entities.js';
-import { FAV, LIKE, POST_RELATIONS } from '../../domain/relations.js';
+import { KINDS } from '../../domain/kinds.js';
+import { BOOKMARK, FAV, LIKE, POST_RELATIONS, type Relation } from '../../domain/relations.js';
 import { notFound } from '../../errors.js';
-import type { PostCountsResolvers, PostResolvers, PostViewerStateResolvers } from '../generated.js';
+import type { GraphQLContext } from '../context.js';
+import type { PostCountsResolvers, PostResolvers, PostViewerStateResolvers, ReactionGroupResolvers } from '../generated.js';
+import type { PostModel } from '../models.js';
 import { listPage } from './lists.js';
+import { reactionNamed } from './reactions.js';
+
+const NOTHING_HELD: ReadonlySet<string> = new Set();
+
+/** Who set `relation` on the post, with likers' privacy: a private user shows only to themselves. */
+function settersOf(
+  post: PostModel,
+  relation: Relation,
+  list: string,
+  first: number | null | undefined,
+  after: string | null | undefined,
+  ctx: GraphQLContext,
+) {
+  return listPage(ctx, {
+    list: `${list}:${relation.name}:${post.id}`,
+    first,
+    after,
+    scan: (limit, from) => ctx.deps.lists.usersOf(POST, post.id, relation.name, limit, from, { privateExceptFor: ctx.viewer?.id ?? null }),
+    load: (ids) => ctx.loaders.user.loadMany(ids),
+    // Checked again on the loaded user: one who turned private since the scan stays hidden.
+    keep: (user) => ctx.deps.visibility.likesVisibleTo(user, ctx.viewer?.id ?? null),
+  });
+}
 
 export const Post: PostResolvers = {
   id: (post) => String(post.id),
@@ -22,19 +48,24 @@ export const Post: PostResolvers = {
   counts: (post, _, { loaders }) => post.liveCounts ?? loaders.counts.load(post.id),
   myState: (post, _, { viewer, loaders }) => (viewer ? loaders.viewerState.load(post.id) : null),
 
-  likers: (post, { kind, first, after }, ctx) => {
-    const relation = POST_RELATIONS[kind ?? 'LIKE'].name;
-    return listPage(ctx, {
-      list: `likers:${relation}:${post.id}`,
-      first,
-      after,
-      // Private likes show only to their owner.
-      scan: (limit, from) => ctx.deps.lists.usersOf(POST, post.id, relation, limit, from, { privateExceptFor: ctx.viewer?.id ?? null }),
-      load: (ids) => ctx.loaders.user.loadMany(ids),
-      // Checked again on the loaded user: one who turned private since the scan stays hidden.
-      keep: (user) => ctx.deps.visibility.likesVisibleTo(user, ctx.viewer?.id ?? null),
-    });
+  likers: (post, { kind, first, after }, ctx) => settersOf(post, POST_RELATIONS[kind ?? 'LIKE'], 'likers', first, after, ctx),
+  reactors: (post, { content, first, after }, ctx) => settersOf(post, reactionNamed(content), 'reactors', first, after, ctx),
+
+  // Both loads are made in this tick, so they join the page's batches (one round trip).
+  reactionGroups: async (post, _, { viewer, loaders }) => {
+    const [counts, held] = await Promise.all([
+      post.liveCounts ?? loaders.counts.load(post.id),
+      viewer ? loaders.viewerState.load(post.id) : NOTHING_HELD,
+    ]);
+    return KINDS.reactions
+      .map((kind) => ({ kind, count: countOf(counts, kind), viewerHasReacted: held.has(kind.name) }))
+      .filter((group) => group.count > 0 || group.viewerHasReacted);
   },
+};
+
+export const ReactionGroup: ReactionGroupResolvers = {
+  content: (group) => group.kind.reaction!.content,
+  emoji: (group) => group.kind.reaction!.emoji,
 };
 
 // The counts and viewer state hold every kind; these fields are the like's and the favourite's.
@@ -46,4 +77,6 @@ export const PostCounts: PostCountsResolvers = {
 export const PostViewerState: PostViewerStateResolvers = {
   liked: (state) => state.has(LIKE.name),
   faved: (state) => state.has(FAV.name),
+  reactions: (state) => KINDS.reactions.filter((kind) => state.has(kind.name)).map((kind) => kind.reaction!.content),
+  bookmarked: (state) => state.has(BOOKMARK.name),
 };

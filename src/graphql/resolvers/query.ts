@@ -1,3 +1,4 @@
+import { KINDS } from '../../domain/kinds.js';
 import { parseId, parseIds, parsePageSize } from '../args.js';
 import { toPage } from '../connection.js';
 import type { QueryResolvers } from '../generated.js';
@@ -26,4 +27,6 @@ export const Query: QueryResolvers = {
   user: (_, { id }, { loaders }) => loaders.user.load(parseId(id)),
 
   viewer: (_, __, { viewer, loaders }) => (viewer ? loaders.user.load(viewer.id) : null),
+
+  reactionKinds: () => KINDS.reactions.map((kind) => kind.reaction!),
 };

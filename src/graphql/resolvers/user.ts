@@ -1,5 +1,5 @@
 import { POST, USER } from '../../domain/entities.js';
-import { FOLLOW, POST_RELATIONS } from '../../domain/relations.js';
+import { BOOKMARK, FOLLOW, POST_RELATIONS } from '../../domain/relations.js';
 import { forbidden } from '../../errors.js';
 import type { UserResolvers } from '../generated.js';
 import { listPage } from './lists.js';
@@ -21,6 +21,18 @@ export const User: UserResolvers = {
       first,
       after,
       scan: (limit, from) => ctx.deps.lists.entitiesOf(user.id, POST, relation, limit, from),
+      load: (ids) => ctx.loaders.post.loadMany(ids), // one deleted since the scan loads as null: left out
+    });
+  },
+
+  bookmarks: (user, { first, after }, ctx) => {
+    // Nobody else may list them: the same answer whether or not the user has any.
+    if (ctx.viewer?.id !== user.id) throw forbidden(`only user ${user.id} may list their bookmarks`);
+    return listPage(ctx, {
+      list: `bookmarks:${user.id}`,
+      first,
+      after,
+      scan: (limit, from) => ctx.deps.lists.entitiesOf(user.id, POST, BOOKMARK.name, limit, from),
       load: (ids) => ctx.loaders.post.loadMany(ids), // one deleted since the scan loads as null: left out
     });
   },
