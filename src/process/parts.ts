@@ -15,11 +15,12 @@ import { createRelationLists } from '../db/relationLists.js';
 import { createUserCounterStore } from '../db/userCounters.js';
 import { createUserStore } from '../db/users.js';
 import { POST } from '../domain/entities.js';
+import { assertKindsOf, KINDS } from '../domain/kinds.js';
 import type { EventLogs } from '../events/eventLog.js';
 import { createErasureRequests } from '../jobs/erasureJobs.js';
 import { createRebuildRequests } from '../jobs/rebuildJobs.js';
 import type { Logger } from '../log.js';
-import { checkDeployment } from '../recovery/deployment.js';
+import { checkDeployment, countedLayout } from '../recovery/deployment.js';
 import { createEntityRestorer } from '../recovery/entityRestore.js';
 import { createReadiness } from '../recovery/readiness.js';
 import { createRecovery } from '../recovery/recover.js';
@@ -88,6 +89,7 @@ export function createRecoveryParts(deps: RecoveryPartsDeps) {
 }
 
 export function openParts(config: Config, options: ConnectionOptions) {
+  assertKindsOf(config);
   const connections = openConnections(config, options);
   const { db, redis, jobsRedis, keys, logger, eventLogs } = connections;
   const stores = createStores(db);
@@ -113,8 +115,8 @@ export function openParts(config: Config, options: ConnectionOptions) {
     relations,
     recovery,
 
-    /** Checks the Redis against this deployment (partition count) and marks what it must recover. */
-    checkDeployment: () => checkDeployment(redis, keys, recovery.hasDurableState),
+    /** Checks the Redis against this deployment (partition count, counted kinds) and marks what it must recover. */
+    checkDeployment: () => checkDeployment(redis, keys, recovery.hasDurableState, countedLayout(KINDS)),
 
     async close(): Promise<void> {
       await Promise.all([queues.rebuilds.close(), queues.erasures.close()]);

@@ -15,6 +15,8 @@ export const META = {
   history: 'history',
   /** Set once partitions carry readiness markers. */
   readiness: 'readiness',
+  /** The counted kinds and their slots the counters were written with (src/recovery/deployment.ts). */
+  kinds: 'kinds',
 } as const;
 
 /**
