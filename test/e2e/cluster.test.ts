@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { packCounters, unpackCounters } from '../../src/counters/packedCounters.js';
 import { POST_SLOTS } from '../../src/domain/counters.js';
 import { startTestApp, type TestApp } from '../support/app.js';
-import { expectedFavs, expectedLikes, seedFeedWorld } from '../support/feedWorld.js';
+import { expectedFavs, expectedLikes, expectedReactionGroups, expectedViewerState, seedFeedWorld } from '../support/feedWorld.js';
 import { runLiveStorm } from '../support/liveStorm.js';
 import { spawnTsx } from '../support/process.js';
 import { keysPerServer } from '../support/redis.js';
@@ -39,7 +39,10 @@ const FOLLOW = 'mutation($i: SetFollowRelationInput!) { setFollowRelation(input:
 const READ = 'query($ids: [ID!]!) { posts(ids: $ids) { id counts { likes favs asOf } } }';
 const FEED = `query($first: Int) {
   feed(first: $first) {
-    edges { node { id title author { id name } counts { likes favs asOf } myState { liked faved } } }
+    edges { node {
+      id title author { id name } counts { likes favs asOf }
+      reactionGroups { content count viewerHasReacted } myState { liked faved reactions bookmarked }
+    } }
   }
 }`;
 const USER_COUNTS = 'query($id: ID!) { user(id: $id) { counts { followings followers asOf } } }';
@@ -92,7 +95,8 @@ describe('Tally on a 3-master Redis Cluster', () => {
     for (const { node } of res.data.feed.edges) {
       const i = postIds.indexOf(node.id);
       expect(node.counts).toMatchObject({ likes: expectedLikes(i), favs: expectedFavs(i) });
-      expect(node.myState).toEqual({ liked: i % 3 === 0, faved: i % 5 === 0 });
+      expect(node.myState).toEqual(expectedViewerState(i));
+      expect(node.reactionGroups).toEqual(expectedReactionGroups(i));
       expect(node.author.name).toBe(`Author ${41 + (i % 4)}`);
     }
 
