@@ -16,6 +16,8 @@ import {
   visitWithTypeInfo,
 } from 'graphql';
 
+import type { GraphQLContext } from './context.js';
+
 type Result = ExecutionResult | Promise<ExecutionResult>;
 
 /**
@@ -76,10 +78,10 @@ export function shareKey(schema: GraphQLSchema, document: DocumentNode, operatio
 /**
  * graphql-js's `subscribe`, sharing each push's execution between subscriptions with the same
  * share key. Results are kept per pushed value (a WeakMap: they go with the value). A shared
- * execution runs with `anonymous(context)`: a public field may still read the viewer where
- * one is given (reactionGroups lists the viewer's reactions), and must not for everyone.
+ * execution runs for no viewer: a public field may still read the viewer where one is given
+ * (reactionGroups lists the viewer's reactions), and must not for everyone.
  */
-export function createSharedSubscribe<C>(anonymous: (context: C) => C = (context) => context) {
+export function createSharedSubscribe() {
   const shared = new WeakMap<object, Map<string, Result>>();
   return async (args: ExecutionArgs) => {
     const source = await createSourceEventStream(args);
@@ -94,7 +96,7 @@ export function createSharedSubscribe<C>(anonymous: (context: C) => C = (context
       }
       let result = byKey.get(key);
       if (!result) {
-        result = execute({ ...args, rootValue: value, contextValue: anonymous(args.contextValue as C) });
+        result = execute({ ...args, rootValue: value, contextValue: { ...(args.contextValue as GraphQLContext), viewer: null } });
         byKey.set(key, result);
       }
       return result;

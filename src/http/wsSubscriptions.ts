@@ -32,8 +32,7 @@ const subscriptionsOnly = (operation: { operation: string }) =>
 
 export function createSubscriptionChecks(deps: SubscriptionChecksDeps) {
   const { logger } = deps;
-  // A shared push is executed for no one in particular.
-  const subscribe = createSharedSubscribe<GraphQLContext>((context) => ({ ...context, viewer: null }));
+  const subscribe = createSharedSubscribe();
   /** Streams `start` began, handed to graphql-ws when it runs their arguments. */
   const started = new WeakMap<ExecutionArgs, AsyncIterable<ExecutionResult>>();
 

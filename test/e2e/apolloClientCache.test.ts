@@ -8,6 +8,7 @@
 // the README's typePolicies they merge into their parent, and the like and the pushes update
 // the watched queries from the cache.
 import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { ApolloClient, ApolloLink, gql, HttpLink, InMemoryCache, type TypePolicies } from '@apollo/client';
 import { GraphQLWsLink } from '@apollo/client/link/subscriptions';
 import { type DocumentNode, OperationTypeNode } from 'graphql';
@@ -15,6 +16,7 @@ import { createClient } from 'graphql-ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { POST } from '../../src/domain/entities.js';
+import { projectPath } from '../../src/paths.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { wsUrl } from '../support/liveClient.js';
 import { waitFor, waitUntil } from '../support/wait.js';
@@ -357,4 +359,62 @@ describe('Apollo Client 4 with InMemoryCache and GraphQLWsLink, watching the REA
       });
     },
   );
+  it('README typePolicies: a reaction updates the watched README feed from the cache (Feed, React), and a push of its groups too', async () => {
+    const postId = postIds[1]!;
+    const readme = readFileSync(projectPath('README.md'), 'utf8');
+    const [feedQuery, reactMutation] = ['query Feed {', 'mutation React {'].map((start) => {
+      const from = readme.indexOf(start);
+      return readme.slice(from, readme.indexOf('\n}\n', from) + 2);
+    });
+    await withClient(51, README_TYPE_POLICIES, async (c) => {
+      const feed = c.watch<{ feed: { edges: { node: { id: string; reactionGroups: unknown[]; myState: { reactions: string[] } } }[] } }>(
+        gql(feedQuery!),
+      );
+      const node = () => feed.latest()?.feed.edges.find((e) => e.node.id === postId)?.node;
+      await waitFor(
+        async () => node(),
+        (n) => n !== undefined,
+        { what: 'the README feed' },
+      );
+      const before = node()!.reactionGroups.length;
+      // The README's mutation reacts to post "1"; this test's post is given instead.
+      const reacted = await c.client.mutate({ mutation: gql(reactMutation!.replace('postId: "1"', `postId: "${postId}"`)) });
+      expect(reacted.data).toMatchObject({ setReaction: { changed: true } });
+      await waitFor(
+        async () => node()?.myState.reactions,
+        (r) => r?.includes('THUMBS_UP') === true,
+        { what: 'the reaction in the watched feed' },
+      );
+      expect(node()!.reactionGroups).toContainEqual({
+        __typename: 'ReactionGroup',
+        content: 'THUMBS_UP',
+        emoji: '👍',
+        count: expect.any(Number),
+        viewerHasReacted: true,
+      });
+      expect(c.http).toEqual(['Feed', 'React']);
+
+      // Another user's reaction arrives as a push of the post's groups.
+      const pushes = c.subscribe<{ postCountsChanged: { reactionGroups: { content: string; count: number }[] } }>(
+        gql`subscription LiveReactions($ids: [ID!]!) { postCountsChanged(postIds: $ids) { id reactionGroups { content emoji count viewerHasReacted } } }`,
+        { ids: [postId] },
+      );
+      await subscribed(postChannel(postId));
+      const other = await t.gql(
+        'mutation($id: ID!) { setReaction(input: { postId: $id, content: "THUMBS_UP", active: true }) { changed } }',
+        { id: postId },
+        { token: await t.token(52) },
+      );
+      expect(other.data?.setReaction.changed).toBe(true);
+      const thumbs = () => (node()!.reactionGroups as { content: string; count: number }[]).find((g) => g.content === 'THUMBS_UP');
+      await waitFor(
+        async () => thumbs()?.count,
+        (n) => n === 2,
+        { what: 'the pushed reaction count in the watched feed' },
+      );
+      expect(pushes.length).toBeGreaterThan(0);
+      expect(node()!.reactionGroups.length).toBe(before + 1);
+      expect(c.http).toEqual(['Feed', 'React']);
+    });
+  });
 });

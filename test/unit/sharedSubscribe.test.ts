@@ -1,10 +1,15 @@
 import { type ExecutionResult, parse } from 'graphql';
 import { describe, expect, it } from 'vitest';
+import { KINDS } from '../../src/domain/kinds.js';
+import { LIKE } from '../../src/domain/relations.js';
 import type { GraphQLContext } from '../../src/graphql/context.js';
 import { createSchema } from '../../src/graphql/schema.js';
 import { createSharedSubscribe, shareKey } from '../../src/graphql/sharedSubscribe.js';
 import type { LivePost } from '../../src/live/liveCounts.js';
 import { LiveStream } from '../../src/live/liveStream.js';
+
+const HEART = KINDS.reaction('HEART')!;
+const THUMBS_UP = KINDS.reaction('THUMBS_UP')!;
 
 const schema = createSchema();
 const WATCH = 'subscription W($ids: [ID!]!) { postCountsChanged(postIds: $ids) { id __typename counts { likes favs asOf } } }';
@@ -62,7 +67,7 @@ describe('createSharedSubscribe', () => {
       viewer: viewerId === null ? null : { id: viewerId, name: null, validUntilMs: Number.POSITIVE_INFINITY },
       live: { maxIds: 100, posts: async () => stream, users: async () => new LiveStream({ stallMs: 1, onStall() {}, onEnd() {} }) },
       // myState's loader answers with the viewer it was made for, as the per-request loaders do.
-      loaders: { viewerState: { load: async () => new Set(viewerId === 7 ? ['like'] : []) } },
+      loaders: { viewerState: { load: async () => new Set(viewerId === 7 ? [LIKE.name, HEART.name] : []) } },
     } as unknown as GraphQLContext;
     const results = (await subscribe({
       schema,
@@ -100,6 +105,28 @@ describe('createSharedSubscribe', () => {
     other.stream.offer(5, value);
     expect((await liker.results.next()).value.data.postCountsChanged.myState).toEqual({ liked: true });
     expect((await other.results.next()).value.data.postCountsChanged.myState).toEqual({ liked: false });
+  });
+
+  it('shares reactionGroups without viewerHasReacted, run for no viewer; with it, each viewer gets their own', async () => {
+    const subscribe = createSharedSubscribe();
+    const groups = (fields: string) =>
+      `subscription R($ids: [ID!]!) { postCountsChanged(postIds: $ids) { id reactionGroups { ${fields} } } }`;
+    // Viewer 7 holds HEART, which this push does not count yet: only their own selection may show it.
+    const holder = await subscribeTo(subscribe, groups('content count'), 7);
+    const anonymous = await subscribeTo(subscribe, groups('content count'), null);
+    const own = await subscribeTo(subscribe, groups('content count viewerHasReacted'), 7);
+    const value = post(5, 1);
+    const slots = [...value.liveCounts!.slots];
+    slots[THUMBS_UP.slot!] = 2;
+    const pushed = { ...value, liveCounts: { ...value.liveCounts!, slots } } as LivePost;
+    for (const s of [holder, anonymous, own]) s.stream.offer(5, pushed);
+    const [first, second, third] = await Promise.all([holder, anonymous, own].map(async (s) => (await s.results.next()).value));
+    expect(second).toBe(first);
+    expect(first.data.postCountsChanged.reactionGroups).toEqual([{ content: 'THUMBS_UP', count: 2 }]);
+    expect(third.data.postCountsChanged.reactionGroups).toEqual([
+      { content: 'THUMBS_UP', count: 2, viewerHasReacted: false },
+      { content: 'HEART', count: 0, viewerHasReacted: true },
+    ]);
   });
 
   it('lets go of the stream at once when the subscription completes while waiting for a push', async () => {
