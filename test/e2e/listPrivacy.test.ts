@@ -8,6 +8,7 @@
 // The counts are the exception on purpose (docs/api.md, "What counts reveal").
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BOOKMARK } from '../../src/domain/relations.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { waitForPersister } from '../support/settle.js';
 
@@ -28,6 +29,7 @@ const LISTS = {
   likedPosts: `query($id: ID!, $first: Int, $after: String) { user(id: $id) { likedPosts(first: $first, after: $after) { ${PAGE} } } }`,
   followers: `query($id: ID!, $first: Int, $after: String) { user(id: $id) { followers(first: $first, after: $after) { ${PAGE} } } }`,
   following: `query($id: ID!, $first: Int, $after: String) { user(id: $id) { following(first: $first, after: $after) { ${PAGE} } } }`,
+  bookmarks: `query($id: ID!, $first: Int, $after: String) { user(id: $id) { bookmarks(first: $first, after: $after) { ${PAGE} } } }`,
 };
 type ListName = keyof typeof LISTS;
 
@@ -70,7 +72,7 @@ async function facts(list: ListName, id: number): Promise<{ id: string; at: Date
       ? { entityType: 'post', entityId: id, kind: 'like' }
       : list === 'followers'
         ? { entityType: 'user', entityId: id, kind: 'follow' }
-        : { userId: id, kind: list === 'likedPosts' ? 'like' : 'follow' };
+        : { userId: id, kind: list === 'likedPosts' ? 'like' : list === 'bookmarks' ? BOOKMARK.name : 'follow' };
   const rows = await t.app.db.relationFact.findMany({ where: { ...where, active: true } });
   const other = (r: (typeof rows)[number]) => String(list === 'likers' || list === 'followers' ? r.userId : r.entityId);
   return rows
@@ -112,7 +114,55 @@ const setFollow = (token: string, userId: number, active: boolean) =>
     token,
   );
 
+const setBookmark = (token: string, postId: string, active: boolean) =>
+  gql('mutation($p: ID!, $a: Boolean!) { setBookmark(input: { postId: $p, active: $a }) { changed } }', { p: postId, a: active }, token);
+
 describe('what a viewer learns from a list', () => {
+  it('User.bookmarks: the owner pages them exactly; anyone else learns nothing, from the list or from the posts', async () => {
+    // Every field of a post another viewer can read (counts without asOf, which moves on its own).
+    const POSTS = `query($ids: [ID!]!) { posts(ids: $ids) {
+      id counts { likes favs } reactionGroups { content count viewerHasReacted } myState { liked faved reactions bookmarked }
+      likers(first: 5) { ${PAGE} } author { counts { followings followers posts likesReceived favsReceived } }
+    } }`;
+    const refusal = async (id: number, token?: string) =>
+      (await t.gql(LISTS.bookmarks, { id: String(id), first: 2 }, token ? { token } : {})).errors?.map((e) => [
+        e.message,
+        e.extensions?.code,
+      ]);
+    await fc.assert(
+      fc.asyncProperty(
+        fc.integer({ min: 1, max: 6 }), // posts
+        fc.array(fc.tuple(fc.nat(), fc.boolean()), { minLength: 1, maxLength: 16 }), // (post, bookmark/remove)
+        fc.integer({ min: 1, max: 4 }),
+        async (postCount, actions, first) => {
+          const [owner, other, none] = freshUsers(3);
+          const tokens = await Promise.all([owner!, other!, none!].map((u) => t.token(u)));
+          for (const token of tokens) await gql('{ viewer { id } }', {}, token);
+          const postIds = await t.createPosts(postCount, 1);
+          const seen = () => Promise.all([gql(POSTS, { ids: postIds }, tokens[1]), gql(POSTS, { ids: postIds })]);
+          const before = await seen();
+
+          for (const [which, active] of actions) await setBookmark(tokens[0]!, postIds[which % postCount]!, active);
+          await waitForPersister(t);
+          const mine = await pages('bookmarks', String(owner), first, tokens[0]);
+          expectExactPages(
+            mine,
+            (await facts('bookmarks', owner!)).map((f) => f.id),
+            first,
+          );
+          // To another user and to no one, the posts read as before, and the owner's list is refused
+          // as a list of someone who never bookmarked anything is.
+          expect(await seen()).toEqual(before);
+          for (const token of [tokens[1], undefined]) {
+            expect(await refusal(owner!, token)).toEqual([['bookmarks are listed to their owner only', 'FORBIDDEN']]);
+            expect(await refusal(owner!, token)).toEqual(await refusal(none!, token));
+          }
+        },
+      ),
+      { numRuns: RUNS },
+    );
+  }, 180_000);
+
   it('Post.likers: private likers leave no trace in pages or cursors, except to themselves', async () => {
     await fc.assert(
       fc.asyncProperty(

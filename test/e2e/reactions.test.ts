@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_REACTIONS } from '../../src/domain/relations.js';
 import { errorCodes, startTestApp, type TestApp } from '../support/app.js';
+import { connectLive, onServer } from '../support/liveClient.js';
 import { waitFor } from '../support/wait.js';
 
 let t: TestApp;
@@ -160,5 +161,29 @@ describe('bookmarks', () => {
     await set(first!, false);
     expect(await waitFor(mine, (l) => l.length === 1, { what: 'the removal persisted' })).toEqual([second]);
     expect(errorCodes(await t.gql(BOOKMARK, { input: { postId: '987654321', active: true } }, { token }))).toEqual(['NOT_FOUND']);
+  });
+
+  it('push nothing: the first push a watcher gets after a bookmark is the next like’s', async () => {
+    const [postId] = await t.createPosts(1, 1);
+    const live = connectLive(t.url);
+    try {
+      const watch = await onServer(t.url, 1, () =>
+        live.subscribe('subscription($ids: [ID!]!) { postCountsChanged(postIds: $ids) { id counts { likes } } }', { ids: [postId] }),
+      );
+      await t.gql(BOOKMARK, { input: { postId, active: true } }, { token: await t.token(611) });
+      await t.gql(
+        'mutation($id: ID!) { setLikeRelation(input: { postId: $id, active: true }) { changed } }',
+        { id: postId },
+        { token: await t.token(612) },
+      );
+      await waitFor(
+        async () => watch.received.length,
+        (n) => n > 0,
+        { what: 'a push' },
+      );
+      expect(watch.received[0]!.data.postCountsChanged.counts).toEqual({ likes: 1 });
+    } finally {
+      await live.dispose();
+    }
   });
 });

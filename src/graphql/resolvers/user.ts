@@ -27,7 +27,7 @@ export const User: UserResolvers = {
 
   bookmarks: (user, { first, after }, ctx) => {
     // Nobody else may list them: the same answer whether or not the user has any.
-    if (ctx.viewer?.id !== user.id) throw forbidden(`only user ${user.id} may list their bookmarks`);
+    if (ctx.viewer?.id !== user.id) throw forbidden('bookmarks are listed to their owner only');
     return listPage(ctx, {
       list: `bookmarks:${user.id}`,
       first,
