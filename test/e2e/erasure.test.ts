@@ -1,10 +1,12 @@
-// Account erasure against a whole Tally: a user with likes, favourites, follows both ways and
-// posts of their own is erased while others keep liking the same posts. Afterwards every post
+// Account erasure against a whole Tally: a user with likes, favourites, reactions, bookmarks,
+// follows both ways and posts of their own is erased while others keep liking and reacting to
+// the same posts. Afterwards every post
 // and user counter equals a recount from the surviving facts, no list shows the user, their
 // token is dead and their rows are gone; neither a replay of the event log nor a recovery of
 // Redis from PostgreSQL brings them back; a second erasure changes nothing.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createUserCounterStore } from '../../src/db/userCounters.js';
+import { KINDS } from '../../src/domain/kinds.js';
 import { LIKE as LIKE_RELATION } from '../../src/domain/relations.js';
 import { errorCodes, startTestApp, TEST_JWT_SECRET, type TestApp } from '../support/app.js';
 import { TEST_REDIS_URL } from '../support/env.js';
@@ -33,6 +35,11 @@ afterAll(async () => {
 
 const LIKE = 'mutation($id: ID!, $kind: RelationKind!) { setLikeRelation(input: { postId: $id, kind: $kind, active: true }) { changed } }';
 const FOLLOW = 'mutation($id: ID!) { setFollowRelation(input: { userId: $id, active: true }) { changed } }';
+const REACT = 'mutation($id: ID!, $c: String!) { setReaction(input: { postId: $id, content: $c, active: true }) { changed } }';
+const BOOKMARK = 'mutation($id: ID!) { setBookmark(input: { postId: $id, active: true }) { changed } }';
+/** What a post's counts show: likes, favourites and its reaction groups. */
+const COUNTS = 'query($ids: [ID!]!) { posts(ids: $ids) { counts { likes favs asOf } reactionGroups { content count } } }';
+const shown = (posts: any[]) => posts.map((p) => ({ likes: p.counts.likes, favs: p.counts.favs, reactions: p.reactionGroups }));
 const ERASE = 'mutation($confirm: String!) { eraseAccount(input: { confirm: $confirm }) { userId state } }';
 
 async function as(userId: number, query: string, variables: Record<string, unknown> = {}) {
@@ -63,7 +70,11 @@ async function recount(postIds: string[], except?: number) {
     _count: { _all: true },
   });
   const of = (id: string, kind: string) => rows.find((r) => String(r.entityId) === id && r.kind === kind)?._count._all ?? 0;
-  return postIds.map((id) => ({ likes: of(id, 'like'), favs: of(id, 'fav') }));
+  return postIds.map((id) => ({
+    likes: of(id, 'like'),
+    favs: of(id, 'fav'),
+    reactions: KINDS.reactions.map((kind) => ({ content: kind.reaction!.content, count: of(id, kind.name) })).filter((g) => g.count > 0),
+  }));
 }
 
 describe('eraseAccount', () => {
@@ -73,7 +84,7 @@ describe('eraseAccount', () => {
     expect(await t.app.deps.commands.accounts.status(ERASED)).toBeNull();
   });
 
-  it('erases a user with likes, favourites, follows both ways and posts, while others keep liking; every count stays exact', async () => {
+  it('erases a user with likes, favourites, reactions, bookmarks, follows both ways and posts, while others keep liking; every count stays exact', async () => {
     for (const user of OTHERS) await as(user, '{ viewer { id } }'); // users exist once seen
     await as(ERASED, 'mutation { updateProfile(input: { likesPublic: true }) { id } }'); // on likers lists
     const posts = await t.createPosts(30, AUTHOR);
@@ -81,6 +92,9 @@ describe('eraseAccount', () => {
     for (const [i, id] of posts.entries()) {
       await as(ERASED, LIKE, { id, kind: 'LIKE' });
       if (i % 3 === 0) await as(ERASED, LIKE, { id, kind: 'FAV' });
+      await as(ERASED, REACT, { id, c: 'HEART' });
+      if (i % 4 === 0) await as(ERASED, REACT, { id, c: 'ROCKET' });
+      await as(ERASED, BOOKMARK, { id });
     }
     for (const other of OTHERS) {
       await as(ERASED, FOLLOW, { id: String(other) });
@@ -95,6 +109,7 @@ describe('eraseAccount', () => {
       for (let round = 0; liking; round++) {
         const user = OTHERS[round % OTHERS.length]!;
         await as(user, LIKE, { id: posts[round % posts.length], kind: round % 2 ? 'LIKE' : 'FAV' });
+        if (round % 3 === 0) await as(user, REACT, { id: posts[round % posts.length], c: round % 2 ? 'HEART' : 'EYES' });
       }
     })();
     background.catch(() => {}); // a failure shows below, where it is awaited
@@ -169,11 +184,11 @@ describe('eraseAccount', () => {
     // Every post's counters equal the surviving facts, once the counts cover everything so far.
     const since = Date.now();
     const read = await waitFor(
-      async () => (await t.gql('query($ids: [ID!]!) { posts(ids: $ids) { counts { likes favs asOf } } }', { ids: posts })).data.posts,
+      async () => (await t.gql(COUNTS, { ids: posts })).data.posts,
       (rows: any[]) => rows.every((p) => p.counts.asOf && Date.parse(p.counts.asOf) > since),
       { what: 'counts after the erasure', timeoutMs: 10_000 },
     );
-    expect(read.map((p: any) => ({ likes: p.counts.likes, favs: p.counts.favs }))).toEqual(await recount(posts));
+    expect(shown(read)).toEqual(await recount(posts));
 
     // Every other user's counters equal a recount from the base tables.
     const store = createUserCounterStore(t.app.db);
@@ -193,8 +208,8 @@ describe('eraseAccount', () => {
     // events, and a restore from PostgreSQL copies none of their facts.
     const replay = spawnTsx('src/cli/replay.ts', [], cliEnv());
     expect(await replay.exited).toBe(0);
-    const replayed = await t.gql('query($ids: [ID!]!) { posts(ids: $ids) { counts { likes favs } } }', { ids: posts });
-    expect(replayed.data.posts.map((p: any) => p.counts)).toEqual(await recount(posts));
+    const replayed = await t.gql(COUNTS, { ids: posts });
+    expect(shown(replayed.data.posts)).toEqual(await recount(posts));
     // A fact of theirs left behind (say by a restore of an old backup) is never copied back:
     // Redis loses everything and `npm run recover` rebuilds it from PostgreSQL.
     const leftover = {
@@ -212,13 +227,13 @@ describe('eraseAccount', () => {
     const recover = spawnTsx('src/cli/recover.ts', [], cliEnv());
     expect(await recover.exited).toBe(0);
     const recovered = await waitFor(
-      async () => (await t.gql('query($ids: [ID!]!) { posts(ids: $ids) { counts { likes favs asOf } } }', { ids: posts })).data.posts,
+      async () => (await t.gql(COUNTS, { ids: posts })).data.posts,
       (rows: any[]) => rows.every((p) => p.counts.asOf && Date.parse(p.counts.asOf) > lostAt),
       { what: 'counts served from the recovered Redis', timeoutMs: 30_000 },
     );
     const withoutThem = await recount(posts, ERASED);
     expect(withoutThem).not.toEqual(await recount(posts)); // the leftover is there to be left out
-    expect(recovered.map((p: any) => ({ likes: p.counts.likes, favs: p.counts.favs }))).toEqual(withoutThem);
+    expect(shown(recovered)).toEqual(withoutThem);
     const likers = await t.gql('query($p: ID!) { post(id: $p) { likers(first: 50) { edges { node { id } } } } }', { p: posts[0] });
     expect(likers.data.post.likers.edges.map((e: any) => e.node.id)).not.toContain(String(ERASED));
     await t.app.db.relationFact.deleteMany({ where: { userId: ERASED } });
