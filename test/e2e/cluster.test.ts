@@ -71,6 +71,11 @@ describe('Tally on a 3-master Redis Cluster', () => {
   });
 
   it.each(['LIKE', 'FAV'] as const)('counts a %s storm exactly: 300 like (100 twice), 50 unlike', (kind) => runLikeStorm(t, kind), 60_000);
+  it(
+    'counts a reaction storm exactly: 300 react (100 twice), 50 take it back',
+    () => runLikeStorm(t, { reaction: 'EYES' }, 20_000),
+    60_000,
+  );
 
   it(
     'pushes live counts through sharded subscriptions: 20 sockets watch 3 posts while 300 users like them',

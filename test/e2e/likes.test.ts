@@ -40,6 +40,7 @@ const outboxLength = () =>
 
 describe('setLikeRelation under a storm of concurrent users', () => {
   it.each(['LIKE', 'FAV'] as const)('counts %s exactly: 300 like (100 twice), 50 unlike', (kind) => runLikeStorm(t, kind), 60_000);
+  it('counts a reaction exactly: 300 react (100 twice), 50 take it back', () => runLikeStorm(t, { reaction: 'ROCKET' }, 20_000), 60_000);
 });
 
 describe('setLikeRelation semantics', () => {

@@ -35,16 +35,17 @@ afterAll(async () => {
 
 describe(`setLikeRelation under a storm with EVENT_LOG=kafka`, () => {
   it.each(['LIKE', 'FAV'] as const)('counts %s exactly: 300 like (100 twice), 50 unlike', (kind) => runLikeStorm(t, kind), 60_000);
+  it('counts a reaction exactly: 300 react (100 twice), 50 take it back', () => runLikeStorm(t, { reaction: 'HOORAY' }, 20_000), 60_000);
 
   it('persists the facts to PostgreSQL from Kafka as well', async () => {
     const facts = await waitFor(
       () => t.app.db.relationFact.count({ where: { active: true } }),
-      (n) => n === 501,
+      (n) => n === 751,
       {
         what: 'the persister',
         timeoutMs: 20_000,
       },
     );
-    expect(facts).toBe(501);
+    expect(facts).toBe(751); // three storms of 250, and the first like
   });
 });
