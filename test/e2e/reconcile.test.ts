@@ -19,7 +19,8 @@ afterAll(async () => {
 });
 
 const SET = 'mutation($i: SetLikeRelationInput!) { setLikeRelation(input: $i) { changed } }';
-const READ = 'query($ids: [ID!]!) { posts(ids: $ids) { id counts { likes asOf } } }';
+const REACT = 'mutation($i: SetReactionInput!) { setReaction(input: $i) { changed } }';
+const READ = 'query($ids: [ID!]!) { posts(ids: $ids) { id counts { likes asOf } reactionGroups { content count } } }';
 
 describe('reconciliation', () => {
   it('finds and repairs counter drift, reports fact drift, and raises no false alarm while writes go on', async () => {
@@ -27,6 +28,10 @@ describe('reconciliation', () => {
     const tokens = await Promise.all(Array.from({ length: 20 }, (_, u) => t.token(300 + u)));
     await Promise.all(
       ids.flatMap((postId, i) => tokens.slice(0, 5 + i).map((token) => t.gql(SET, { i: { postId, active: true } }, { token }))),
+    );
+    // The first post also has reactions: the planted counters below lose them too.
+    await Promise.all(
+      tokens.slice(0, 3).map((token) => t.gql(REACT, { i: { postId: ids[0], content: 'HEART', active: true } }, { token })),
     );
     const written = Date.now();
     await waitFor(
@@ -36,7 +41,7 @@ describe('reconciliation', () => {
     );
     await waitFor(
       () => t.app.db.relationFact.count(),
-      (n) => n === ids.reduce((sum, _, i) => sum + 5 + i, 0),
+      (n) => n === ids.reduce((sum, _, i) => sum + 5 + i, 3),
       { what: 'persisted' },
     );
 
@@ -69,6 +74,7 @@ describe('reconciliation', () => {
       { what: 'repaired counters' },
     );
     expect(repaired.data.posts[0].counts.likes).toBe(5);
+    expect(repaired.data.posts[0].reactionGroups).toEqual([{ content: 'HEART', count: 3 }]);
 
     // A worker configured to reconcile every second runs it by itself; the metrics say what it found.
     await worker!.stop();

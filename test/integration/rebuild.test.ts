@@ -1,6 +1,7 @@
 import { Queue } from 'bullmq';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createRebuilder } from '../../src/counters/rebuild.js';
+import { KINDS } from '../../src/domain/kinds.js';
 import { createRebuildRequests, createRebuildWorker, REBUILD_QUEUE, rebuildBackoffMs, rebuildJobId } from '../../src/jobs/rebuildJobs.js';
 import { createLogger } from '../../src/log.js';
 import { createMetrics } from '../../src/metrics.js';
@@ -50,6 +51,28 @@ describe('rebuilding counters from facts', () => {
     await f.flusher.foldPartitions([0]);
     expect((await f.countersOf(7))?.slice(1, 3)).toEqual([17, 1]);
     expect(await f.factsOf(7)).toEqual({ likes: 17, favs: 1 });
+  });
+
+  it('counts reactions in their own slots, exact with their events in flight', async () => {
+    const post = { type: 'post' as const, id: 9 };
+    const [heart, rocket] = [KINDS.reaction('HEART')!.slot!, KINDS.reaction('ROCKET')!.slot!];
+    for (let u = 1; u <= 5; u++) await f.react(u, 9, 'HEART');
+    await f.set(1, 9);
+    await aggregateUpTo();
+    await f.flusher.foldPartitions([0]);
+    await f.react(6, 9, 'ROCKET');
+    await f.react(2, 9, 'HEART', false);
+    await aggregateUpTo(await newestId()); // applied, not folded
+    await f.react(7, 9, 'ROCKET'); // not even aggregated
+
+    const { counters } = await createRebuilder({ redis: f.redis, keys: f.keys, lockMs: 1000 }).rebuild(post);
+    expect([counters[1], counters[heart], counters[rocket]]).toEqual([1, 4, 2]);
+    await aggregateUpTo();
+    await f.flusher.foldPartitions([0]);
+    await f.flusher.foldPartitions([0]);
+    const stored = (await f.countersOf(9))!;
+    expect([stored[1], stored[heart], stored[rocket]]).toEqual([1, 4, 2]);
+    expect(stored).toHaveLength(rocket + 1); // the string ends at its last non-zero slot
   });
 
   it('lets one holder at a time rebuild an entity, at most 3 times per 10 s', async () => {

@@ -5,6 +5,8 @@ import { createAggregator } from '../../src/consumers/aggregator.js';
 import { createFlusher } from '../../src/counters/flush.js';
 import { unpackCounters } from '../../src/counters/packedCounters.js';
 import { createPostCounters } from '../../src/counters/postCounters.js';
+import { POST } from '../../src/domain/entities.js';
+import { KINDS } from '../../src/domain/kinds.js';
 import { FAV, LIKE, type PostRelationKind } from '../../src/domain/relations.js';
 import { decodeOutboxEntry } from '../../src/events/outboxCodec.js';
 import { createRedisStreamsLog, OUTBOX_SOURCE } from '../../src/events/redisStreams.js';
@@ -54,6 +56,13 @@ export function createCounterFixture(options: { partitions?: number; leaseMs?: n
       ready ??= createReadiness(redis, keys).markAllReady();
       await ready;
       return relations.set({ userId, postId, authorId: 1, kind, active });
+    },
+
+    /** `userId`'s reaction `content` on the post. */
+    react: async (userId: number, postId: number, content: string, active = true) => {
+      ready ??= createReadiness(redis, keys).markAllReady();
+      await ready;
+      return relations.setFact({ userId, entity: { type: POST, id: postId }, relation: KINDS.reaction(content)!, authorId: 1, active });
     },
 
     /** Outbox entries of a partition as the event log would deliver them (optionally a range). */
