@@ -131,7 +131,7 @@ async function seed() {
     // count them from the tables.
     await Promise.all(userIds.map((id) => api.deps.userCounters.rebuild(id)));
     const changed = await seedRelations(parts, api.deps);
-    console.log(`demo world ready: ${DEMO_USERS} users, ${changed} likes, favourites and follows set`);
+    console.log(`demo world ready: ${DEMO_USERS} users, ${changed} likes, favourites, reactions and follows set`);
   } finally {
     api.stop();
     await parts.close();
