@@ -1,5 +1,4 @@
-// Baseline (a) of the feed (docs/performance.md, "The bench"): Tally's schema, resolvers and request
-// context in Apollo Server as it comes, served by `startStandaloneServer`.
+// Baseline (a) of the feed (docs/performance.md, "The bench").
 import { ApolloServer } from '@apollo/server';
 import { startStandaloneServer } from '@apollo/server/standalone';
 import type { GraphQLContext } from '../../src/graphql/context.js';

@@ -1,5 +1,4 @@
-// What the hand-written baselines share: the viewer from the bearer token, a DateTime scalar
-// and unsigned keyset cursors (the bench compares edges, not cursors), and set-up SQL.
+// What the hand-written baselines share: the viewer, DateTime, unsigned keyset cursors, set-up SQL.
 import { ApolloServer, type ApolloServerOptionsWithTypeDefs } from '@apollo/server';
 import { GraphQLScalarType } from 'graphql';
 import pg from 'pg';

@@ -1,5 +1,4 @@
-// Baseline (d) of the feed, the ceiling (docs/performance.md, "The bench"): Tally's schema, resolvers
-// and request context run by graphql-jit on plain node:http, no Apollo pipeline and no plugins.
+// Baseline (d) of the feed, the ceiling (docs/performance.md, "The bench").
 import { makeExecutableSchema } from '@graphql-tools/schema';
 import { type ExecutionResult, GraphQLError, parse, validate } from 'graphql';
 import { type CompiledQuery, compileQuery, isCompiledQuery } from 'graphql-jit';

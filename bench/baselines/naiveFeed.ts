@@ -1,5 +1,4 @@
-// Baseline (b) of the feed (docs/performance.md, "The bench"): Tally's schema, rows and Redis keys
-// without DataLoader, every field resolved on its own, on a plain ioredis connection and pg pool.
+// Baseline (b) of the feed (docs/performance.md, "The bench").
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import { unpackCounters } from '../../src/counters/packedCounters.js';

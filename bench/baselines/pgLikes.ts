@@ -1,5 +1,4 @@
-// Baseline of the hot post (docs/performance.md, "The bench"): one PostgreSQL transaction per
-// like, as most apps do; its own tables (bench_likes, bench_posts) in the bench database.
+// Baseline of the hot post (docs/performance.md, "The bench").
 import { GraphQLError } from 'graphql';
 import pg from 'pg';
 import { POOL_SIZE, serveWithViewer, type ViewerContext, withPg } from './common.js';

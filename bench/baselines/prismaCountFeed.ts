@@ -1,5 +1,4 @@
-// Baseline (c) of the feed (docs/performance.md, "The bench"): what a team builds with Prisma, rows
-// per like and fav counted by `_count` in one findMany; Apollo's defaults; its own Prisma schema.
+// Baseline (c) of the feed (docs/performance.md, "The bench").
 import { ApolloServer } from '@apollo/server';
 import { startStandaloneServer } from '@apollo/server/standalone';
 import { PrismaPg } from '@prisma/adapter-pg';
@@ -10,10 +9,6 @@ import { typeDefs } from '../../src/graphql/schema.js';
 import { DateTime, feedPage, feedPosition, POOL_SIZE, withPg } from './common.js';
 import { PrismaClient } from './generated/client.js';
 
-/**
- * Creates the like and fav tables from the active relation facts in PostgreSQL (the durable
- * copy of what the seed wrote); throws unless they hold the `seeded` likes and favs.
- */
 export async function createFeedRelationTables(databaseUrl: string, seeded: Iterable<{ likes: number; favs: number }>) {
   const posts = [...seeded];
   const expected = { LIKE: posts.reduce((n, e) => n + e.likes, 0), FAV: posts.reduce((n, e) => n + e.favs, 0) };

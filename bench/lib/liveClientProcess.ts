@@ -1,24 +1,14 @@
-// Child-process entry of the live scenario's load generator, started by
-// bench/scenarios/liveMeasure.ts through bench/lib/child.ts (its commands typed by
-// LiveCommands): thousands of WebSocket clients of the live counts, or HTTP pollers of them,
-// apart from the bench's process so that the one timing the likes stays responsive. A socket
-// is a raw graphql-transport-ws client on `ws` (connection_init → connection_ack → one
-// subscribe), lighter than a graphql-ws Client and every byte visible: recording sockets parse
-// every push and keep (post, likes, arrival time), the others count pushes without parsing.
-// Pollers send the `posts(ids)` query once per interval, each on a keep-alive connection of its own.
+// Child-process entry of the live scenario's clients (docs/performance.md, "Live counts"): raw graphql-transport-ws
+// sockets on `ws` (recording ones parse every push, the others count them unparsed), or HTTP pollers of the same counts.
 import http from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import WebSocket from 'ws';
 import { serveParent } from './child.js';
-import { httpPost } from './httpPost.js';
+import { postGraphQL } from './httpPost.js';
 
-/** Sockets connecting at once (connect, init, ack, subscribe), per process. */
-const OPEN_CONCURRENCY = 200;
-const OPEN_TIMEOUT_MS = 60_000;
-const POLL_TIMEOUT_MS = 30_000;
+const [OPEN_CONCURRENCY, OPEN_TIMEOUT_MS, POLL_TIMEOUT_MS] = [200, 60_000, 30_000];
 
-/** A socket or poller: its index in the run and the posts it watches. */
 export type ClientSpec = { index: number; postIds: string[] };
 type Push = { type?: string; payload?: { data?: { postCountsChanged?: { id: string; counts: { likes: number } } }; errors?: unknown } };
 
@@ -26,9 +16,7 @@ type Push = { type?: string; payload?: { data?: { postCountsChanged?: { id: stri
 const sockets: { index: number; ws: WebSocket; pushes: number; record: (ClientSpec & { pushes: number[] }) | null }[] = [];
 let [pushes, errors, polls, pollFailures] = [0, 0, 0, 0];
 let closing = false;
-/** Close codes of sockets that closed before closeAll, and how many. */
-const closes: Record<string, number> = {};
-/** The first unexpected messages (errors, refusals), for the log. */
+const closes: Record<string, number> = {}; // close codes of sockets closed before closeAll
 const unexpected: string[] = [];
 const note = (text: string) => {
   if (unexpected.length < 10) unexpected.push(text.slice(0, 300));
@@ -67,7 +55,6 @@ function openSocket(url: string, query: string, spec: ClientSpec, record: boolea
         ws.send(JSON.stringify({ id: '1', type: 'subscribe', payload: { query, variables: { ids: spec.postIds } } }));
         return resolve();
       }
-      // Unparsed, a push is recognised by graphql-ws's {"id":"1","type":"next","payload":{…}}.
       const message = socket.record ? (JSON.parse(data.toString('utf8')) as Push) : null;
       const post = message?.payload?.data?.postCountsChanged;
       const isPush = message
@@ -97,7 +84,6 @@ async function open(a: { url: string; query: string; sockets: ClientSpec[]; reco
 
 async function closeAll() {
   closing = true;
-  // Sockets the server does not answer within 10 s are cut.
   const cut = setTimeout(() => {
     for (const s of sockets) s.ws.terminate();
   }, 10_000);
@@ -116,16 +102,13 @@ function startPolling({ url, query, pollers, intervalMs }: { url: string; query:
   const records = pollers.map((spec) => ({ ...spec, polls: [] as number[] }));
   const loops = records.map(async (record, i) => {
     const body = JSON.stringify({ query, variables: { ids: record.postIds } });
-    await sleep(Math.random() * intervalMs); // spread over one interval, as independent clients would be
+    await sleep(Math.random() * intervalMs);
     while (!stopped) {
       const sentAt = Date.now();
       try {
-        // A poll the API does not answer in time fails (and the poller goes on), so stopping never hangs.
-        const { status, text } = await httpPost(`${url}/graphql`, body, { agent: agents[i]!, timeoutMs: POLL_TIMEOUT_MS });
-        if (status !== 200) throw new Error(`HTTP ${status}: ${text}`);
-        const json = JSON.parse(text) as { data?: { posts: ({ counts: { likes: number } } | null)[] }; errors?: unknown };
-        if (!json.data || json.errors) throw new Error(text);
-        record.polls.push(sentAt, Date.now(), ...json.data.posts.map((p) => p?.counts.likes ?? Number.NaN));
+        type Posts = { posts: ({ counts: { likes: number } } | null)[] };
+        const { data } = await postGraphQL<Posts>(url, body, { agent: agents[i]!, timeoutMs: POLL_TIMEOUT_MS });
+        record.polls.push(sentAt, Date.now(), ...data.posts.map((p) => p?.counts.likes ?? Number.NaN));
         polls += 1;
       } catch (error) {
         pollFailures += 1;
@@ -147,12 +130,10 @@ let stopPolling: ReturnType<typeof startPolling> | null = null;
 
 const commands = {
   open,
-  /** Pushes (`next` messages with data) and polls answered so far, and the event loop's time (ms). */
   mark: () => {
     const { idle, active } = performance.eventLoopUtilization();
     return { pushes, polls, loop: { idle, active } };
   },
-  /** `silent`: the indexes of the sockets that never received a push. */
   sockets: () => ({
     sockets: sockets.length,
     open: sockets.filter((s) => s.ws.readyState === WebSocket.OPEN).length,
@@ -177,10 +158,6 @@ const commands = {
   },
 };
 export type LiveCommands = typeof commands;
-
-// Never outlive the bench: when its IPC channel closes, drop every socket and exit.
-process.on('disconnect', () => {
+serveParent(commands, {}, async () => {
   for (const s of sockets) s.ws.terminate();
-  process.exit(0);
 });
-serveParent(commands);

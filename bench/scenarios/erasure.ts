@@ -1,38 +1,30 @@
-// Scenario "account erasure": does erasing a user with 100,000 likes slow the feed or the like
-// path? Its world, phases and checks: docs/performance.md, "Account erasure".
+// Scenario "account erasure" (docs/performance.md, "Account erasure").
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import { loadConfig } from '../../src/config.js';
 import { createKeys } from '../../src/redis/keys.js';
 import { type BenchEnv, intSetting, tallyEnv } from '../lib/env.js';
-import { gql } from '../lib/load.js';
-import { cpuBetween, localRedisPid, readCpu } from '../lib/procStats.js';
+import { gql } from '../lib/httpPost.js';
+import { cpuBetween, readCpu } from '../lib/procStats.js';
 import { inBatches, waitUntilPersisted } from '../lib/seed.js';
-import { type ServerHandle, startServer } from '../lib/servers.js';
+import { startDeployment } from '../lib/servers.js';
 import { byErasurePhase, createLoad, FEED_QUERY, LIKED_BY_LOAD } from './erasureLoad.js';
 import { checkCounts, countsExact, LOAD_USERS, seedErasureWorld, VICTIM, victimLeft } from './erasureWorld.js';
 
 const ERASE = 'mutation Erase($i: EraseAccountInput!) { eraseAccount(input: $i) { userId state } }';
 const PROGRESS = 'SELECT state, progress, extract(epoch FROM finished_at - requested_at)::float AS s FROM erasures WHERE user_id = $1';
-const MIN_PHASE_S = 30;
-const WARMUP_S = 15;
-const POLL_MS = 250;
-const ERASURE_TIMEOUT_MS = 60 * 60_000;
+const [MIN_PHASE_S, WARMUP_S, POLL_MS, ERASURE_TIMEOUT_MS] = [30, 15, 250, 60 * 60_000];
 
 export type ErasureResults = Awaited<ReturnType<typeof runErasureScenario>>;
 type Options = { env: BenchEnv; settings: ReturnType<typeof erasureSettings>; log: (line: string) => void };
 
-export function erasureSettings(env: NodeJS.ProcessEnv = process.env) {
-  const int = (name: string, fallback: number, min: number, max: number) => intSetting(env, name, fallback, min, max);
-  return {
-    likes: int('BENCH_ERASURE_LIKES', 100_000, LIKED_BY_LOAD, 2_000_000),
-    feedPerS: int('BENCH_ERASURE_FEED_PER_S', 100, 1, 10_000),
-    likesPerS: int('BENCH_ERASURE_LIKES_PER_S', 50, 1, 10_000),
-    baselineS: int('BENCH_ERASURE_BASELINE_S', 60, 5, 3600),
-  };
-}
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+export const erasureSettings = () => ({
+  likes: intSetting('BENCH_ERASURE_LIKES', 100_000, 2_000_000, LIKED_BY_LOAD),
+  feedPerS: intSetting('BENCH_ERASURE_FEED_PER_S', 100, 10_000),
+  likesPerS: intSetting('BENCH_ERASURE_LIKES_PER_S', 50, 10_000),
+  baselineS: intSetting('BENCH_ERASURE_BASELINE_S', 60, 3600, 5),
+});
 
 export async function runErasureScenario({ env, settings, log }: Options) {
   const serverEnv = tallyEnv(env);
@@ -43,12 +35,10 @@ export async function runErasureScenario({ env, settings, log }: Options) {
   const db = new pg.Pool({ connectionString: env.databaseUrl, max: 4 });
   // Every change persisted and flushed into the counters.
   const settle = () => waitUntilPersisted(redis, keys).then(() => sleep(2 * config.flushIntervalMs + 1000));
-  const servers: ServerHandle[] = [];
+  let deployment: Awaited<ReturnType<typeof startDeployment>> | undefined;
   try {
-    const worker = await startServer('tally', { ...serverEnv, ROLE: 'worker' });
-    servers.push(worker);
-    const api = await startServer('tally', { ...serverEnv, ROLE: 'api' });
-    servers.push(api);
+    deployment = await startDeployment(serverEnv);
+    const { api } = deployment;
 
     const seedStarted = Date.now();
     const world = await seedErasureWorld(serverEnv, settings.likes);
@@ -66,7 +56,7 @@ export async function runErasureScenario({ env, settings, log }: Options) {
     await inBatches(LOAD_USERS, 50, (id) => gql(api.url, FEED_QUERY, {}, world.tokens.get(id)));
     await runLoad(() => sleep(WARMUP_S * 1000));
 
-    const pids = { api: api.pid, worker: worker.pid, redis: await localRedisPid(serverEnv.REDIS_URL!), postgres: true };
+    const pids = { ...deployment.pids, postgres: true };
     const phase = async (name: string, until: (startedAt: number) => Promise<Awaited<ReturnType<typeof followErasure>> | null>) => {
       await settle();
       const cpu = readCpu(pids);
@@ -99,7 +89,7 @@ export async function runErasureScenario({ env, settings, log }: Options) {
       method: 'docs/performance.md#account-erasure',
     };
   } finally {
-    for (const server of servers.reverse()) await server.stop();
+    await deployment?.stop();
     redis.disconnect();
     await db.end();
   }

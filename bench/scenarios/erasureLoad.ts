@@ -33,8 +33,6 @@ function streamStats(records: readonly RequestRecord[], startedAt: number, secon
   };
 }
 
-// The load, run until `until` resolves. Like j is user j % L on post (⌊j / L⌋(L + 1) + j % L) % P: since L + 1
-// and P are coprime (L = P = 1000), a pair never liked before for j < L × P, so every like changes a count.
 export function createLoad(url: string, world: ErasureWorld, rates: { feedPerS: number; likesPerS: number }) {
   const posts = world.likedPostIds.slice(-LIKED_BY_LOAD);
   const [L, P] = [LOAD_USERS.length, posts.length];

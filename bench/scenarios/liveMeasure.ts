@@ -1,13 +1,12 @@
-// The live counts scenario's settings, its client processes, and what it measures: the likes
-// sent open loop and their acknowledgements per post, latency of pushes and polls, pushes due,
-// the API's memory, settled counts, socket totals, cores used.
+// The live counts scenario's settings, client processes and measurements (docs/performance.md, "Live counts").
 import os from 'node:os';
 import { random, shuffled } from '../../prisma/random.js';
 import { entryOf, startChild } from '../lib/child.js';
 import { intSetting } from '../lib/env.js';
-import { inclusionLags, percentile } from '../lib/freshness.js';
+import { inclusionLags, percentile, round1, sortUp, sum } from '../lib/freshness.js';
+import { gql } from '../lib/httpPost.js';
 import type { ClientSpec, LiveCommands } from '../lib/liveClientProcess.js';
-import { gql, likeBody } from '../lib/load.js';
+import { likeBody } from '../lib/load.js';
 import { metric, metricsText } from '../lib/metrics.js';
 import { startOpenLoop } from '../lib/openLoop.js';
 import { type cpuBetween, rssBytes } from '../lib/procStats.js';
@@ -15,42 +14,26 @@ import { range } from '../lib/seed.js';
 import type { ServerHandle } from '../lib/servers.js';
 import { waitFor, waitForQuiet } from '../lib/waitFor.js';
 
-export const LIVE_POSTS = 100;
-/** Posts each socket or poller watches. */
-export const WATCHED = 20;
+export const [LIVE_POSTS, WATCHED] = [100, 20]; // posts, and posts each socket or poller watches
 const WATCH = 'subscription($ids: [ID!]!) { postCountsChanged(postIds: $ids) { id counts { likes favs asOf } } }';
 export const POLL = 'query($ids: [ID!]!) { posts(ids: $ids) { id counts { likes favs asOf } } }';
-/** Sockets opened per round, across the client processes. */
-const OPEN_BATCH = 500;
-/** Connections the likes may take at once (open loop: a slow answer takes another one). */
-export const LIKE_CONNECTIONS = 1024;
-/** How long after the last like is sent its answers may take before they are abandoned. */
-export const ANSWER_WAIT_MS = 30_000;
-/** A phase ends, and counts are settled, once nothing moved for this long. */
-export const QUIET_MS = 2000;
-/**
- * The j-th like of the run is user FIRST_LIKER + j % LIKERS on post (j + ⌊j / LIKERS⌋) % 100:
- * a (user, post) pair never liked before for j < 100 × LIKERS (LIKERS + 1 and 100 are
- * coprime), so every like changes a count and each post's likes come from distinct users.
- */
-export const FIRST_LIKER = 1000;
-export const LIKERS = 1000;
+const OPEN_BATCH = 500; // sockets opened per round, across the client processes
+/** Connections the likes may take; answers abandoned this long after the last like; counts settled once quiet this long. */
+export const [LIKE_CONNECTIONS, ANSWER_WAIT_MS, QUIET_MS] = [1024, 30_000, 2000];
+/** Like j is user FIRST_LIKER + j % LIKERS on post (j + ⌊j / LIKERS⌋) % 100: a new (user, post) pair for j < 100 × LIKERS. */
+export const [FIRST_LIKER, LIKERS] = [1000, 1000];
 
 export type LiveSettings = ReturnType<typeof liveSettings>;
 
-export function liveSettings(env: NodeJS.ProcessEnv = process.env) {
-  const int = (name: string, fallback: number, max: number) => intSetting(env, name, fallback, 1, max);
-  // WS_MAX_CONNECTIONS_PER_CLIENT allows at most 100,000 sockets from one address.
-  const sockets = int('BENCH_LIVE_SOCKETS', 10_000, 100_000);
+export function liveSettings() {
+  const sockets = intSetting('BENCH_LIVE_SOCKETS', 10_000, 100_000);
   return {
     sockets,
-    pollers: int('BENCH_LIVE_POLLERS', 200, 100_000),
-    likesPerS: int('BENCH_LIVE_LIKES_PER_S', 200, 10_000),
-    durationS: int('BENCH_LIVE_DURATION_S', 30, 3600),
-    /** Processes holding the sockets that are not timed (the timed ones have one more). */
-    clientProcesses: int('BENCH_LIVE_CLIENT_PROCESSES', 2, 64),
-    /** Sockets whose every push is timed (a random sample, in a client process of their own). */
-    sampledSockets: Math.min(200, sockets),
+    pollers: intSetting('BENCH_LIVE_POLLERS', 200, 100_000),
+    likesPerS: intSetting('BENCH_LIVE_LIKES_PER_S', 200, 10_000),
+    durationS: intSetting('BENCH_LIVE_DURATION_S', 30, 3600),
+    clientProcesses: intSetting('BENCH_LIVE_CLIENT_PROCESSES', 2, 64),
+    sampledSockets: Math.min(200, sockets), // timed sockets, in a client process of their own
   };
 }
 
@@ -94,9 +77,8 @@ export async function sendLikes(url: string, likes: ReturnType<ReturnType<typeof
   const lastSentAt = await loop.allSent;
   const { records, failures, unanswered } = await loop.stop(ANSWER_WAIT_MS);
   const perPost = () => Array.from({ length: LIVE_POSTS }, (): number[] => []);
-  /** Per post: acknowledgement times, when those likes were sent, when every like was sent. */
+  // Per post: acknowledgement times, when those likes were sent, when every like was sent; likes failed or unanswered.
   const [acks, sends, offered] = [perPost(), perPost(), perPost()];
-  /** Per post, likes that failed or went unanswered (they may or may not count). */
   const failed = Array.from({ length: LIVE_POSTS }, () => 0);
   records.forEach((r, i) => {
     const post = likes[i]!.post;
@@ -120,17 +102,9 @@ export async function sendLikes(url: string, likes: ReturnType<ReturnType<typeof
   return { acks: acks.map(sortUp), sends: sends.map(sortUp), offered, failed, failures, load };
 }
 
-export const sum = (xs: number[]) => xs.reduce((s, x) => s + x, 0);
-const sortUp = (a: number[]) => a.sort((x, y) => x - y);
-const round1 = (x: number) => (Number.isFinite(x) ? Number(x.toFixed(1)) : null);
-
 /** Σ over posts of (flush intervals since `from` in which the post was liked) × (sockets watching it). */
-export function pushesDue(likedAt: readonly number[][], watchers: readonly number[], from: number, intervalMs: number): number {
-  return likedAt.reduce(
-    (sum, times, post) => sum + new Set(times.map((t) => Math.floor((t - from) / intervalMs))).size * watchers[post]!,
-    0,
-  );
-}
+export const pushesDue = (likedAt: readonly number[][], watchers: readonly number[], from: number, intervalMs: number) =>
+  sum(likedAt.map((times, post) => new Set(times.map((t) => Math.floor((t - from) / intervalMs))).size * watchers[post]!));
 
 type PhaseLikes = Pick<Awaited<ReturnType<typeof sendLikes>>, 'acks' | 'sends'> & { base: number[] };
 type Seen = { at: number; count: number }[];
@@ -226,11 +200,6 @@ export async function startClients(name: string, openFiles: number) {
 }
 export type Clients = Awaited<ReturnType<typeof startClients>>;
 
-/**
- * Opens `n` sockets in rounds across the client processes, the `timed` ones (a random sample)
- * in clients[0], so they sit anywhere in the server's fan-out order; resolves once the server
- * holds every subscription, with their number and the seconds it took.
- */
 export async function openSockets(
   apiUrl: string,
   clients: Clients[],

@@ -1,7 +1,4 @@
-// The live counts scenario's table (push over WebSocket beside polling once a second, the
-// poll query at full load, and polling extrapolated to the push run's client count) and its
-// targets from the issue: push latency p99 ≤ 1 s; ≥ 10,000 sockets on one API process;
-// pushes cost the server less CPU than the polling they replace.
+// The live counts scenario's table and targets (docs/performance.md, "Live counts").
 import { columns, type Ratio, ratioLine, times } from '../lib/report.js';
 import { LIVE_POSTS, type LiveResults, POLL_INTERVAL_MS, WATCHED } from './live.js';
 
@@ -67,10 +64,6 @@ export function liveRatios(results: LiveResults): Ratio[] {
       detail: `${s.opened} opened in ${s.openSeconds.toFixed(1)} s, ${s.subscribedOnServer} subscriptions on the server, ${s.openAtEnd} open at the end, ${s.silent} never pushed to${s.nothingDue > 0 ? ` (and ${s.nothingDue} whose posts got no like, so no push was due)` : ''}, ${s.errors} unexpected messages; RSS ${kib(push.rss.perClientBytes)} per socket, live memory (heap + external after a full GC) ${kib(push.rss.livePerClientBytes)}`,
     },
     {
-      // Judged on keeping every client current, against the polling cost most favourable to
-      // polling: every push due delivered (CPU per push × pushes due; when the API kept up,
-      // that is what it spent), against every client polling once a second at the lower of
-      // the poll query's CPU per request at full load and as measured with the pollers.
       label: 'Server CPU to keep every client current, push / polling every 1 s',
       value: c.pushDuePerClient / c.pollBestPerClient,
       target: 1,

@@ -1,5 +1,4 @@
-// Scenario "memory" (docs/performance.md, "The bench" and "Memory"): Redis bytes per relation
-// and per counted entity, Tally's layouts against others, in an empty Redis database of its own.
+// Scenario "memory" (docs/performance.md, "The bench" and "Memory").
 import { Redis } from 'ioredis';
 import { random } from '../../prisma/random.js';
 import { packCounters } from '../../src/counters/packedCounters.js';
@@ -12,8 +11,8 @@ import { type ScriptedRedis, withScripts } from '../../src/redis/luaScripts.js';
 import { createRelationStore } from '../../src/relations/relationStore.js';
 import { intSetting } from '../lib/env.js';
 import { columns, type Ratio, ratioLine, times } from '../lib/report.js';
-import { range } from '../lib/seed.js';
-import { DATA_SETS, type DataSet, inGroups } from './memoryData.js';
+import { inGroups, range } from '../lib/seed.js';
+import { DATA_SETS, type DataSet } from './memoryData.js';
 
 const PARTITIONS = 16; // Tally's default; it only sets the width of the `{pN}` tags in key names
 const CHUNK_IDS = 32_768; // schema v1's chunk (docs/design.md "Relation storage")
@@ -151,7 +150,7 @@ async function measureEntities(redis: Redis) {
 }
 
 /** The Redis database the scenario uses. */
-export const memoryDb = () => intSetting(process.env, 'BENCH_MEMORY_DB', 15, 0, 10_000);
+export const memoryDb = () => intSetting('BENCH_MEMORY_DB', 15, 10_000, 0);
 
 export type MemoryResults = Awaited<ReturnType<typeof runMemoryScenario>>;
 

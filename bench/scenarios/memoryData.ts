@@ -1,12 +1,8 @@
-// The memory scenario's data sets: post id -> the user ids that like it, in the order the
-// likes arrive. Fixed seeds: every run measures the same data.
+// The memory scenario's data sets (post id -> likers in arrival order), fixed seeds.
 import { random, shuffled } from '../../prisma/random.js';
 import { range } from '../lib/seed.js';
 
 export type DataSet = { name: string; description: string; likers: Map<number, number[]> };
-
-export const inGroups = <T>(items: readonly T[], size: number) =>
-  Array.from({ length: Math.ceil(items.length / size) }, (_, i) => items.slice(i * size, (i + 1) * size));
 
 /** `count` distinct ids from `draw`, in drawing order. */
 function distinct(count: number, draw: () => number): number[] {
@@ -27,11 +23,6 @@ function sparse(): DataSet {
   return { name: 'sparse', description: '1,000 posts x 100 likers drawn uniformly among user ids 1..10^8', likers };
 }
 
-/**
- * The post of popularity rank r has max(1, round(30,000 r^-1.1)) likes (the top ones tens of
- * thousands, the median 3); likers among 10^7 users, id = 1 + floor(10^7 u²), so early users
- * (low ids) like far more than recent ones.
- */
 function longTail(): DataSet {
   const rand = random(10_000_000);
   const ranks = shuffled(range(1, 10_000), rand);
