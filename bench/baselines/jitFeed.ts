@@ -24,7 +24,6 @@ export async function startJitFeedServer(env: NodeJS.ProcessEnv) {
     }
     return entry;
   };
-
   // A request the server refuses (bad JSON or query, a bad token) is the client's error.
   const statusOf = (error: unknown) => (error instanceof GraphQLError || error instanceof SyntaxError ? 400 : 500);
   const http = await listenHttp(
@@ -41,7 +40,6 @@ export async function startJitFeedServer(env: NodeJS.ProcessEnv) {
     },
     statusOf,
   );
-
   return {
     url: http.url,
     redisStats: core.redisStats,

@@ -25,7 +25,6 @@ export async function startNaiveFeedServer(env: NodeJS.ProcessEnv) {
     const [facts] = await scripts.hasFacts({ userId, type: POST, relations: [POST_RELATIONS[kind]], ids: [postId] });
     return facts!.has[0]!;
   };
-
   const resolvers = {
     DateTime,
     Query: {
@@ -56,7 +55,6 @@ export async function startNaiveFeedServer(env: NodeJS.ProcessEnv) {
     },
     User: { createdAt: (user: { created_at: Date }) => user.created_at },
   };
-
   const server = await serveWithViewer(env, typeDefs, resolvers);
   return {
     url: server.url,

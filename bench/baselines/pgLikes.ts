@@ -33,7 +33,6 @@ export async function startPgLikeServer(env: NodeJS.ProcessEnv) {
     max: POOL_SIZE,
     ...(sync && { options: `-c synchronous_commit=${sync}` }),
   });
-
   // Insert the (user, post) row guarded by a unique constraint; only if one was inserted, bump the post's like_count.
   async function setLike(userId: number, postId: number, active: boolean): Promise<boolean> {
     const client = await pool.connect();
@@ -53,7 +52,6 @@ export async function startPgLikeServer(env: NodeJS.ProcessEnv) {
       client.release();
     }
   }
-
   const server = await serveWithViewer(env, typeDefs, {
     Query: {
       likeCount: async (_: unknown, { postId }: { postId: string }) =>

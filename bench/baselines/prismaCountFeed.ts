@@ -46,7 +46,6 @@ export async function startPrismaCountFeedServer(env: NodeJS.ProcessEnv) {
     });
   };
   type FeedPost = Awaited<ReturnType<typeof feedPosts>>[number];
-
   const resolvers = {
     DateTime,
     Query: {
@@ -62,7 +61,6 @@ export async function startPrismaCountFeedServer(env: NodeJS.ProcessEnv) {
     // GraphQL's ID does not serialise a bigint.
     User: { id: (user: { id: bigint }) => String(user.id) },
   };
-
   const apollo = new ApolloServer<Context>({ typeDefs, resolvers });
   const listen = { host: env.HOST || '127.0.0.1', port: Number(env.PORT ?? 0) };
   const { url } = await startStandaloneServer(apollo, {

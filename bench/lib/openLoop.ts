@@ -26,7 +26,6 @@ export function startOpenLoop(options: {
   let [sent, stopped] = [0, false];
   let lastSent: (at: number) => void = () => {};
   const allSent = new Promise<number>((resolve) => (lastSent = resolve));
-
   const fire = async (request: OpenLoopRequest) => {
     const record: RequestRecord = { sentAt: Date.now(), answeredAt: Number.NaN, latencyMs: Number.NaN, ok: false };
     const t0 = performance.now();
@@ -47,7 +46,6 @@ export function startOpenLoop(options: {
     else lastSent(Date.now());
   };
   tick();
-
   return {
     startedAt: started,
     allSent,

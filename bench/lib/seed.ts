@@ -73,7 +73,6 @@ export async function seedWorld(serverEnv: Record<string, string>) {
     const warmup = await createPost('like warm-up');
     const feed = [];
     for (let i = 0; i < FEED_POSTS; i++) feed.push(await createPost(`feed post ${i}`));
-
     // A long tail: the post of popularity rank r has ~800/(r+1) likes; ranks shuffled over the feed.
     const ranks = shuffled(
       feed.map((_, i) => i),
@@ -95,7 +94,6 @@ export async function seedWorld(serverEnv: Record<string, string>) {
     });
     for (const post of [...likeTargets, warmup]) expected.set(post.id, { likes: 0, favs: 0, liked: false, faved: false });
     await inBatches(writes, 500, (w) => seeder.like(w.userId, w.postId, w.kind));
-
     const ids = [...expected.keys()];
     const all = range(0, app.config.partitions);
     const folded = async () => {

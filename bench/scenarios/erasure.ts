@@ -39,7 +39,6 @@ export async function runErasureScenario({ env, settings, log }: Options) {
   try {
     deployment = await startDeployment(serverEnv);
     const { api } = deployment;
-
     const seedStarted = Date.now();
     const world = await seedErasureWorld(serverEnv, settings.likes);
     const seedSeconds = (Date.now() - seedStarted) / 1000;
@@ -50,12 +49,10 @@ export async function runErasureScenario({ env, settings, log }: Options) {
     log(`  seeded in ${seedSeconds.toFixed(0)} s, persisted ${persistedSeconds.toFixed(0)} s later: every count equals its recount`);
     // Autovacuum and analyze would otherwise run through the first baseline and slow it.
     await db.query('VACUUM (ANALYZE)');
-
     const runLoad = createLoad(api.url, world, settings);
     // Every load user seen once (their first request writes their row), then the load warmed up.
     await inBatches(LOAD_USERS, 50, (id) => gql(api.url, FEED_QUERY, {}, world.tokens.get(id)));
     await runLoad(() => sleep(WARMUP_S * 1000));
-
     const pids = { ...deployment.pids, postgres: true };
     const phase = async (name: string, until: (startedAt: number) => Promise<Awaited<ReturnType<typeof followErasure>> | null>) => {
       await settle();

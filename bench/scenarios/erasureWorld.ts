@@ -26,7 +26,7 @@ export async function seedErasureWorld(serverEnv: Record<string, string>, likes:
       FROM generate_series(1, ${likes}) AS g ORDER BY g RETURNING id`;
     const likedPostIds = inserted.map((r) => Number(r.id)).sort((a, b) => a - b);
     // What createPost does per post, for the bulk: the authors' `posts` counters, each post's packed counters.
-    await Promise.all(AUTHORS.map((id) => deps.userCounters.rebuild(id)));
+    await inBatches(AUTHORS, 10, (id) => deps.userCounters.rebuild(id)); // 10: Prisma's pool; more time out waiting
     await inBatches(likedPostIds, 1000, (id) => deps.postCounters.initialize(id));
     const victimPosts = await Promise.all(range(0, 5).map((i) => seeder.post(VICTIM, `Victim post ${i}`)));
     await inBatches(likedPostIds, SEED_WIDTH * 4, async (postId) => {

@@ -125,7 +125,6 @@ export async function runFeedScenario(opts: Options) {
     });
     return { run, redisAlone, redisLoaded, server, label: `${id} ${page ?? 'floor'}`, body, expectBody };
   };
-
   const servers: ServerHandle[] = [];
   const roundTripsByPage = [];
   try {

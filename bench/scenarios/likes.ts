@@ -34,7 +34,6 @@ export async function runLikeScenario(opts: { serverEnv: Record<string, string>;
   const likes = shuffled(tokens, random(8)).map((token) => ({ body: likeBody(hotPostId), token }));
   // Warm-up, not timed: every user's first request, then the mutation on another post.
   const warmLikes = tokens.slice(0, USERS).map((token) => ({ body: likeBody(world.warmupPostId), token }));
-
   const measure = async (name: string, kind: ServerKind, env: Record<string, string> = {}) => {
     const server = await startServer(kind, { ...serverEnv, ...env });
     const count = kind === 'tally' ? TALLY_COUNT : PG_COUNT;
@@ -74,7 +73,6 @@ export async function runLikeScenario(opts: { serverEnv: Record<string, string>;
       await server.stop();
     }
   };
-
   // Tally as deployed by default (ROLE=all): the aggregator and the flush run alongside.
   const runs = [await measure('Tally', 'tally', { ROLE: 'all' })];
   for (const [name, env] of [

@@ -45,7 +45,6 @@ export async function runLiveScenario(opts: { env: BenchEnv; settings: m.LiveSet
   for (let i = 0; i < n; i++) for (let k = 0; k < m.WATCHED; k++) watchers[(i + k) % m.LIVE_POSTS]! += 1;
   const { flushIntervalMs } = loadConfig(serverEnv);
   const likesFor = m.likeSchedule(postIds, tokens);
-
   const clients: m.Clients[] = [];
   // --expose-gc: the bench collects garbage before it reads the API's live memory.
   const deployment = await startDeployment(serverEnv, n + p + m.LIKE_CONNECTIONS + 1024, ['--expose-gc']);
@@ -60,7 +59,6 @@ export async function runLiveScenario(opts: { env: BenchEnv; settings: m.LiveSet
     const marks = () => Promise.all(clients.map((c) => c.call('mark')));
     const snapshot = async () => ({ marks: await marks(), ...readCpu(pids) });
     let likesOnlyApiCpuPerLike = 0;
-
     const baseCounts = async () => {
       if (!(await idle(api.pid))) log('  (the API did not become idle within 120 s)');
       return m.settledCounts(api.url, postIds);
@@ -108,12 +106,10 @@ export async function runLiveScenario(opts: { env: BenchEnv; settings: m.LiveSet
       };
     };
     const loops = (r: { clientLoops: { utilization: number }[] }) => r.clientLoops.map((c) => c.utilization).join(', ');
-
     await firstSight(api.url, tokens);
     log(`  warm-up: ${m.LIKERS} likers seen once, then ${WARMUP_S} s of likes at ${rate}/s`);
     const warmed = await m.sendLikes(api.url, likesFor(rate * WARMUP_S), rate);
     if (warmed.failures.length > 0) throw new Error(`warm-up likes failed: ${warmed.failures[0]}`);
-
     const likesOnly = async () => {
       const r = await likePhase(await baseCounts());
       likesOnlyApiCpuPerLike = r.cpu.api / Math.max(1, r.load.acknowledged);
@@ -121,7 +117,6 @@ export async function runLiveScenario(opts: { env: BenchEnv; settings: m.LiveSet
       log(`  likes only: ${r.load.rps.toFixed(0)} likes/s, p99 ${r.load.p99Ms} ms; ${m.coresLine(r.cpu, r.windowS)}`);
       return phase('likes only', r, { clients: 0, updates: 0, requests: 0, latency: null, rss: null, clientLoops: r.clientLoops });
     };
-
     const pushPhase = async () => {
       await idle(api.pid);
       const before = await m.apiMemory(api);
@@ -172,7 +167,6 @@ export async function runLiveScenario(opts: { env: BenchEnv; settings: m.LiveSet
       const measured = { clients: n, updates, requests: 0, latency, rss, clientLoops: r.clientLoops };
       return { sockets, phase: await phase('push', r, measured, problems) };
     };
-
     const pollPhase = async () => {
       const base = await baseCounts();
       const before = await m.apiMemory(api);
@@ -197,11 +191,9 @@ export async function runLiveScenario(opts: { env: BenchEnv; settings: m.LiveSet
       );
       return phase('poll', r, { clients: p, updates, requests, latency, rss, clientLoops }, [], overload);
     };
-
     const likesAlone = await likesOnly();
     const { sockets, phase: push } = await pushPhase();
     const poll = await pollPhase();
-
     await baseCounts();
     const body = JSON.stringify({ query: m.POLL, variables: { ids: watched(0) } });
     await runLoad({ url: api.url, connections: FULL_LOAD_CONNECTIONS, durationS: 2, body });
