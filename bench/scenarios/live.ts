@@ -86,14 +86,16 @@ export async function runLiveScenario(opts: { env: BenchEnv; settings: m.LiveSet
         const most = least + r.failed[i]!;
         return c >= least && c <= most ? [] : [`post ${postIds[i]}: ${c}, expected ${least}${most > least ? ` to ${most}` : ''}`];
       });
-    /** A phase's record, its counts checked; `problems` fail the run, `overload` is measured. */
-    const phase = async <M extends { clients: number }>(
+    /** A phase's record, its counts checked, and its progress line; `problems` fail the run, `overload` is measured. */
+    const phase = async <M extends { clients: number; clientLoops: { utilization: number }[] }>(
       mode: 'likes only' | 'push' | 'poll',
       r: LikeRun,
       { clients: clientCount, ...measured }: M,
-      problems: string[] = [],
-      overload: string[] = [],
+      { seen, problems = [], overload = [] }: { seen: string; problems?: string[]; overload?: string[] },
     ) => {
+      const cores = `API ${(r.cpu.api / r.windowS).toFixed(2)}, ${m.coresUsed(r.cpu, r.windowS)}`;
+      const loops = measured.clientLoops.map((c) => c.utilization).join(', ');
+      log(`  ${mode}: ${seen}; likes ${r.load.rps.toFixed(0)}/s, p99 ${r.load.p99Ms} ms; cores ${cores}; client loops ${loops}`);
       const likesFailed = `${r.load.failures} likes failed (${r.load.unanswered} of them unanswered ${m.ANSWER_WAIT_MS / 1000} s after the last was sent), first: ${r.failures[0]}`;
       const counts = await countsOff(r).then(
         (off) => ({ exact: off.length === 0, problems: off.length > 0 ? [`counts off: ${off.slice(0, 5).join('; ')}`] : [] }),
@@ -105,7 +107,6 @@ export async function runLiveScenario(opts: { env: BenchEnv; settings: m.LiveSet
         overload: [...(r.load.failures > 0 ? [likesFailed] : []), ...overload],
       };
     };
-    const loops = (r: { clientLoops: { utilization: number }[] }) => r.clientLoops.map((c) => c.utilization).join(', ');
     await firstSight(api.url, tokens);
     log(`  warm-up: ${m.LIKERS} likers seen once, then ${WARMUP_S} s of likes at ${rate}/s`);
     const warmed = await m.sendLikes(api.url, likesFor(rate * WARMUP_S), rate);
@@ -114,8 +115,8 @@ export async function runLiveScenario(opts: { env: BenchEnv; settings: m.LiveSet
       const r = await likePhase(await baseCounts());
       likesOnlyApiCpuPerLike = r.cpu.api / Math.max(1, r.load.acknowledged);
       r.cpu.apiNet = 0;
-      log(`  likes only: ${r.load.rps.toFixed(0)} likes/s, p99 ${r.load.p99Ms} ms; ${m.coresLine(r.cpu, r.windowS)}`);
-      return phase('likes only', r, { clients: 0, updates: 0, requests: 0, latency: null, rss: null, clientLoops: r.clientLoops });
+      const measured = { clients: 0, updates: 0, requests: 0, latency: null, rss: null, clientLoops: r.clientLoops };
+      return phase('likes only', r, measured, { seen: 'no clients' });
     };
     const pushPhase = async () => {
       await idle(api.pid);
@@ -159,13 +160,11 @@ export async function runLiveScenario(opts: { env: BenchEnv; settings: m.LiveSet
       await idle(api.pid);
       const latency = m.pushLatency(reports[0]!.records, postIndex, r);
       const rss = m.memoryPerClient(before, withSockets, n, r.rssEnd);
-      log(
-        `  push: ${(updates / r.windowS).toFixed(0)} pushes/s to ${n} sockets (${sockets.pushesDue} due in the window, ${updates} received; server: ${sockets.serverPushes} handed out, ${sockets.serverDropped} replaced by newer, fan-out p50 ≤ ${sockets.serverFanOutP50Ms} ms, p99 ≤ ${sockets.serverFanOutP99Ms} ms); ` +
-          `latency p50 ${latency.p50Ms} ms, p99 ${latency.p99Ms} ms (${latency.included}/${latency.samples} seen); likes p99 ${r.load.p99Ms} ms; ` +
-          `${m.coresLine(r.cpu, r.windowS)}; client loops ${loops(r)}`,
-      );
+      const seen =
+        `${(updates / r.windowS).toFixed(0)} pushes/s to ${n} sockets (${sockets.pushesDue} due in the window, ${updates} received; server: ${sockets.serverPushes} handed out, ${sockets.serverDropped} replaced by newer, fan-out p50 ≤ ${sockets.serverFanOutP50Ms} ms, p99 ≤ ${sockets.serverFanOutP99Ms} ms); ` +
+        `latency p50 ${latency.p50Ms} ms, p99 ${latency.p99Ms} ms (${latency.included}/${latency.samples} seen)`;
       const measured = { clients: n, updates, requests: 0, latency, rss, clientLoops: r.clientLoops };
-      return { sockets, phase: await phase('push', r, measured, problems) };
+      return { sockets, phase: await phase('push', r, measured, { seen, problems }) };
     };
     const pollPhase = async () => {
       const base = await baseCounts();
@@ -184,12 +183,9 @@ export async function runLiveScenario(opts: { env: BenchEnv; settings: m.LiveSet
       const failures = sum(reports.map((x) => x.failures));
       const overload = failures > 0 ? [`${failures} polls failed`, ...reports.flatMap((x) => x.unexpected.slice(0, 3))] : [];
       const rss = m.memoryPerClient(before, withPollers, p, r.rssEnd);
-      const clientLoops = r.clientLoops.slice(1);
-      log(
-        `  poll: ${(requests / r.windowS).toFixed(0)} polls/s from ${p} pollers; staleness p50 ${latency.p50Ms} ms, p99 ${latency.p99Ms} ms; ` +
-          `${m.coresLine(r.cpu, r.windowS)}; client loops ${loops({ clientLoops })}`,
-      );
-      return phase('poll', r, { clients: p, updates, requests, latency, rss, clientLoops }, [], overload);
+      const seen = `${(requests / r.windowS).toFixed(0)} polls/s from ${p} pollers; staleness p50 ${latency.p50Ms} ms, p99 ${latency.p99Ms} ms`;
+      const measured = { clients: p, updates, requests, latency, rss, clientLoops: r.clientLoops.slice(1) };
+      return phase('poll', r, measured, { seen, overload });
     };
     const likesAlone = await likesOnly();
     const { sockets, phase: push } = await pushPhase();

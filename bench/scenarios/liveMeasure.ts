@@ -1,5 +1,4 @@
 // The live counts scenario's settings, client processes and measurements (docs/performance.md, "Live counts").
-import os from 'node:os';
 import { random, shuffled } from '../../prisma/random.js';
 import { entryOf, startChild } from '../lib/child.js';
 import { intSetting } from '../lib/env.js';
@@ -183,10 +182,10 @@ export function settledCounts(url: string, postIds: string[], timeoutMs = 60_000
 
 type Cpu = Omit<ReturnType<typeof cpuBetween>, 'windowS' | 'postgres'>;
 
-/** Where the CPU went over a window, in cores. */
-export function coresLine(cpu: Cpu, windowS: number): string {
+/** The cores the other parts used over a window, as the log lines and the table's note print them. */
+export function coresUsed(cpu: Cpu, windowS: number): string {
   const c = (x: number | null) => (x === null ? '-' : (x / windowS).toFixed(2));
-  return `cores: API ${c(cpu.api)} (its main thread waited for a core ${c(cpu.apiWaited)} of the time), worker ${c(cpu.worker)}, Redis ${c(cpu.redis)}, load generator ${c(cpu.generator)}, machine ${c(cpu.machine)} of ${os.cpus().length} (stolen ${c(cpu.steal)})`;
+  return `worker ${c(cpu.worker)}, Redis ${c(cpu.redis)}, load generator ${c(cpu.generator)}, machine ${c(cpu.machine)} (stolen ${c(cpu.steal)}); the API's main thread waited for a core ${c(cpu.apiWaited)} of the time`;
 }
 
 /** One load-generator process (bench/lib/liveClientProcess.ts); `openFiles`: one per socket or poller, and some. */

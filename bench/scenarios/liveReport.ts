@@ -1,6 +1,7 @@
 // The live counts scenario's table and targets (docs/performance.md, "Live counts").
 import { columns, type Ratio, ratioLine, times } from '../lib/report.js';
 import { LIVE_POSTS, type LiveResults, POLL_INTERVAL_MS, WATCHED } from './live.js';
+import { coresUsed } from './liveMeasure.js';
 
 type LivePhase = LiveResults['phases'][number];
 
@@ -78,12 +79,6 @@ export function liveRatios(results: LiveResults): Ratio[] {
   ];
 }
 
-/** Cores each part used over a phase's window. */
-function coreList(x: LivePhase): string {
-  const c = (v: number | null) => (v === null ? '-' : (v / x.windowS).toFixed(2));
-  return `worker ${c(x.cpu.worker)}, Redis ${c(x.cpu.redis)}, load generator ${c(x.cpu.generator)}, machine ${c(x.cpu.machine)} (stolen ${c(x.cpu.steal)}); the API's main thread waited for a core ${c(x.cpu.apiWaited)} of the time`;
-}
-
 const HEADER =
   'live counts|clients|p50 ms|p99 ms|p99 from sent|CPU/update|CPU/request|CPU/client·s|API cores|net of likes|RSS/client (live)|updates/s|likes/s, p99|check'.split(
     '|',
@@ -148,7 +143,7 @@ export function liveTable(results: LiveResults): string {
     'CPU = the API process from the first like sent to the last answered; "net" = minus the likes-only CPU per like × likes ' +
     '(CPU/update, CPU/request and CPU/client·s are net; API cores near 1 = saturated). RSS/client = API RSS with the clients ' +
     'connected minus before, per client, after a full GC (live: V8 heap used + external). ' +
-    `${times(n / poll.clients)} the pollers would be needed for ${n} clients. Cores used, push: ${coreList(push)}; poll: ${coreList(poll)}. ` +
+    `${times(n / poll.clients)} the pollers would be needed for ${n} clients. Cores used, push: ${coresUsed(push.cpu, push.windowS)}; poll: ${coresUsed(poll.cpu, poll.windowS)}. ` +
     `Load generator event loops (1 = saturated): push ${push.clientLoops.map((x) => x.utilization).join(', ')}; poll ${poll.clientLoops.map((x) => x.utilization).join(', ')}.`;
   const listed = (title: string, pick: (x: LivePhase) => string[]) => {
     const lines = results.phases.flatMap((x) => pick(x).map((text) => `  ${x.mode}: ${text}`));
