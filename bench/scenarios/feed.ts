@@ -2,7 +2,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import { createFeedRelationTables } from '../baselines/prismaCountFeed.js';
 import { gql } from '../lib/httpPost.js';
-import { combineRounds, type LoadResult, runLoad } from '../lib/load.js';
+import { combineRounds, type LoadOptions, type LoadResult, runLoad } from '../lib/load.js';
 import type { NodeBinary } from '../lib/nodeBinaries.js';
 import { type Ratio, type TableRow, times } from '../lib/report.js';
 import { VIEWER_ID, type World } from '../lib/seed.js';
@@ -61,7 +61,7 @@ export const versus = (label: string, run: LoadResult, base: LoadResult, target?
   ...(target !== undefined && { target }),
 });
 
-/** The viewer's token; a check of a page (the seeded one, the same on every server) resolving with the body every timed answer must equal. */
+/** Checks of a page (the seeded one, the same on every server) resolving with the body every timed answer must equal; cases prepared and timed. */
 function feedCases({ world, warmupS }: Options) {
   const token = world.tokens.get(VIEWER_ID)!;
   const headers = { authorization: `Bearer ${token}` };
@@ -77,9 +77,29 @@ function feedCases({ world, warmupS }: Options) {
       throw new Error(`${name} and the first server answered different feed pages of ${page}`);
     return text;
   };
-  const warmUp = async (server: ServerHandle, body: string) => {
-    await runLoad({ url: server.url, connections: FEED_CONNECTIONS, durationS: warmupS, body, headers });
+  const load = (server: ServerHandle, body: string, more: Partial<LoadOptions>) =>
+    runLoad({ url: server.url, connections: FEED_CONNECTIONS, body, headers, ...more });
+  const oneByOne = (server: ServerHandle, n: number, query: string, variables: Record<string, unknown>) =>
+    redisPerRequest(server, async () => {
+      for (let i = 0; i < n; i++) await gql(server.url, query, variables, token);
+      return n;
+    });
+  /** A case warmed up; with `redis`, its Redis round trips one request at a time and loaded (a fixed number of requests, all answered). */
+  const prepare = async (server: ServerHandle, label: string, page: number | null, expectBody: string, redis: boolean) => {
+    const [query, variables] = page === null ? [FLOOR, {}] : [FEED, { first: page }];
+    const body = JSON.stringify({ query, variables });
+    const redisAlone = redis ? await oneByOne(server, 20, query, variables) : null;
+    await load(server, body, { durationS: warmupS });
     await server.settle();
+    const amount = FEED_CONNECTIONS * 8;
+    const redisLoaded = !redis
+      ? null
+      : await redisPerRequest(server, async () => {
+          const { failures } = await load(server, body, { amount, expectBody });
+          if (failures > 0) throw new Error(`${label}: ${failures} failed requests`);
+          return amount;
+        });
+    return { server, label, page, body, expectBody, redisAlone, redisLoaded };
   };
   /** Every case for `durationS` in all, in FEED_ROUNDS round-robin rounds (every other one backwards when `alternate`). */
   const timeInRounds = async (cases: Case[], durationS: number, alternate: boolean) => {
@@ -88,8 +108,7 @@ function feedCases({ world, warmupS }: Options) {
       const order = cases.map((_, i) => i);
       for (const i of alternate && round % 2 === 0 ? order.reverse() : order) {
         const { server, body, expectBody } = cases[i]!;
-        const seconds = durationS / FEED_ROUNDS;
-        rounds[i]!.push(await runLoad({ url: server.url, connections: FEED_CONNECTIONS, durationS: seconds, body, headers, expectBody }));
+        rounds[i]!.push(await load(server, body, { durationS: durationS / FEED_ROUNDS, expectBody }));
         await server.settle();
       }
       console.log(
@@ -98,33 +117,13 @@ function feedCases({ world, warmupS }: Options) {
     }
     return rounds.map((r) => ({ load: combineRounds(r), rounds: r.map((x) => Number(x.rps.toFixed(1))) }));
   };
-  return { token, headers, checkPage, warmUp, timeInRounds };
+  return { token, checkPage, oneByOne, prepare, timeInRounds };
 }
 
 type FeedResults = Awaited<ReturnType<typeof runFeedScenario>>;
 
 export async function runFeedScenario(opts: Options) {
-  const { token, headers, checkPage, warmUp, timeInRounds } = feedCases(opts);
-  const oneByOne = (server: ServerHandle, n: number, query: string, variables: Record<string, unknown>) =>
-    redisPerRequest(server, async () => {
-      for (let i = 0; i < n; i++) await gql(server.url, query, variables, token);
-      return n;
-    });
-  const prepare = async (server: ServerHandle, id: ServerId, name: string, page: number | null, expectBody: string) => {
-    const run = { name, server: id, query: page === null ? ('floor' as const) : ('feed' as const), page };
-    const [query, variables] = page === null ? [FLOOR, {}] : [FEED, { first: page }];
-    const body = JSON.stringify({ query, variables });
-    const redisAlone = await oneByOne(server, 20, query, variables);
-    await warmUp(server, body);
-    // A fixed number of requests, all answered (a timed run ends with requests in flight).
-    const amount = FEED_CONNECTIONS * 8;
-    const redisLoaded = await redisPerRequest(server, async () => {
-      const { failures } = await runLoad({ url: server.url, connections: FEED_CONNECTIONS, amount, body, headers, expectBody });
-      if (failures > 0) throw new Error(`${name}: ${failures} failed requests`);
-      return amount;
-    });
-    return { run, redisAlone, redisLoaded, server, label: `${id} ${page ?? 'floor'}`, body, expectBody };
-  };
+  const { token, checkPage, oneByOne, prepare, timeInRounds } = feedCases(opts);
   const servers: ServerHandle[] = [];
   const roundTripsByPage = [];
   try {
@@ -137,13 +136,15 @@ export async function runFeedScenario(opts: Options) {
       for (const page of PAGES) pages.push(await checkPage(server, name, page));
       if (id === 'tally') {
         const floor = await gql(server.url, FLOOR, {}, token);
-        cases.push(await prepare(server, id, 'Tally { __typename }', null, floor.text));
+        cases.push({ name: 'Tally { __typename }', id, ...(await prepare(server, 'tally floor', null, floor.text, true)) });
         for (const page of ROUND_TRIP_PAGES) roundTripsByPage.push({ page, ...(await oneByOne(server, 10, FEED, { first: page }))! });
       }
-      for (const [i, page] of PAGES.entries()) cases.push(await prepare(server, id, name, page, pages[i]!));
+      for (const [i, page] of PAGES.entries()) cases.push({ name, id, ...(await prepare(server, `${id} ${page}`, page, pages[i]!, true)) });
     }
     const timed = await timeInRounds(cases, opts.durationS, false);
-    const runs = cases.map((c, i) => ({ ...c.run, ...timed[i]!, redisAlone: c.redisAlone, redisLoaded: c.redisLoaded }));
+    const runs = cases.map(({ name, id, page, redisAlone, redisLoaded }, i) => {
+      return { name, server: id, query: page === null ? 'floor' : 'feed', page, ...timed[i]!, redisAlone, redisLoaded };
+    });
     return { runs, roundTripsByPage };
   } finally {
     for (const server of servers) await server.stop();
@@ -194,18 +195,16 @@ export function feedRows(runs: FeedResults['runs']): TableRow[] {
 export type RuntimeRun = Awaited<ReturnType<typeof runRuntimeScenario>>[number];
 
 export async function runRuntimeScenario(opts: Options & { binaries: readonly NodeBinary[] }) {
-  const { checkPage, warmUp, timeInRounds } = feedCases(opts);
+  const { checkPage, prepare, timeInRounds } = feedCases(opts);
   const servers: ServerHandle[] = [];
   try {
     for (const binary of opts.binaries) servers.push(await startServer('tally', { ...opts.serverEnv, ROLE: 'api' }, binary.path));
     const cases = [];
     for (const page of PAGES) {
       for (const [i, server] of servers.entries()) {
-        const { version, path } = opts.binaries[i]!;
-        const expectBody = await checkPage(server, `Tally on Node ${version}`, page);
-        const body = JSON.stringify({ query: FEED, variables: { first: page } });
-        await warmUp(server, body);
-        cases.push({ server, node: version, binary: path, page, label: `${version} ${page}`, body, expectBody });
+        const { version: node, path: binary } = opts.binaries[i]!;
+        const expectBody = await checkPage(server, `Tally on Node ${node}`, page);
+        cases.push({ node, binary, ...(await prepare(server, `${node} ${page}`, page, expectBody, false)) });
       }
     }
     const timed = await timeInRounds(cases, opts.durationS, true);
