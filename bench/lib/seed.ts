@@ -7,7 +7,7 @@ import { createApi } from '../../src/process/api.js';
 import { openParts } from '../../src/process/parts.js';
 import type { RedisClient } from '../../src/redis/client.js';
 import type { Keys } from '../../src/redis/keys.js';
-import { waitFor } from './waitFor.js';
+import { waitFor } from '../../test/support/wait.js';
 
 export const USERS = 1000;
 export const VIEWER_ID = 1;
@@ -25,7 +25,7 @@ export async function inBatches<T>(items: readonly T[], width: number, work: (it
 export async function waitUntilPersisted(redis: RedisClient, keys: Keys, timeoutMs = 300_000): Promise<void> {
   const marks = createPersistedMarks(redis, keys);
   const mark = await marks.now();
-  await waitFor('the fact persister did not catch up', async () => ((await marks.passed(mark)) ? true : undefined), timeoutMs);
+  await waitFor(() => marks.passed(mark), Boolean, { timeoutMs, intervalMs: 250, what: 'the fact persister' });
 }
 
 /** Tally's commands and its ApiDeps on connections of their own; `close` when done. */
@@ -100,9 +100,9 @@ export async function seedWorld(serverEnv: Record<string, string>) {
       await app.workers!.flusher.foldPartitions(all);
       const counts = await seeder.deps.postCounters.load(ids);
       const e = (i: number) => expected.get(ids[i]!)!;
-      return counts.every((c, i) => c?.likes === e(i).likes && c?.favs === e(i).favs) ? true : undefined;
+      return counts.every((c, i) => c?.likes === e(i).likes && c?.favs === e(i).favs);
     };
-    await waitFor('seeded likes were not flushed into the counters', folded, 60_000, 200);
+    await waitFor(folded, Boolean, { timeoutMs: 60_000, intervalMs: 200, what: 'the seeded likes in the counters' });
     await waitUntilPersisted(app.redis, app.keys); // the prisma-count baseline copies its rows from PostgreSQL's facts
     const tokens = await seeder.tokens(userIds);
     return { userIds, tokens, likeTargetIds: likeTargets.map((p) => p.id), warmupPostId: warmup.id, expected };

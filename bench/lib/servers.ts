@@ -43,7 +43,7 @@ export async function startServer(
     redisStats,
     /** Once the Redis stats stop moving (at most 5 s): what a timed run left in flight is done. */
     settle: () =>
-      waitForQuiet('', redisStats, 250, 5000).then(
+      waitForQuiet(redisStats, 250, 5000).then(
         () => {},
         () => {},
       ),

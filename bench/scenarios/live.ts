@@ -8,7 +8,8 @@ import { bucketPercentile, histogram, metric, metricsText } from '../lib/metrics
 import { cpuBetween, cpuSeconds, idle, openFilesLimit, readCpu, rssBytes } from '../lib/procStats.js';
 import { openSeeder, range } from '../lib/seed.js';
 import { startDeployment } from '../lib/servers.js';
-import { waitFor, waitForQuiet } from '../lib/waitFor.js';
+import { waitFor } from '../../test/support/wait.js';
+import { waitForQuiet } from '../lib/waitFor.js';
 import * as m from './liveMeasure.js';
 
 export { LIVE_POSTS, liveSettings, WATCHED } from './liveMeasure.js';
@@ -131,7 +132,7 @@ export async function runLiveScenario(opts: { env: BenchEnv; settings: m.LiveSet
       const metricsBefore = await metricsText(api.url);
       const r = await likePhase(await baseCounts());
       const pushesSoFar = async () => sum((await marks()).map((x) => x.pushes));
-      await waitForQuiet('', pushesSoFar, m.QUIET_MS, WATCH_AFTER_MS).catch(() => {});
+      await waitForQuiet(pushesSoFar, m.QUIET_MS, WATCH_AFTER_MS).catch(() => {});
       const updates = sum(r.after.marks.map((x) => x.pushes)) - sum(r.before.marks.map((x) => x.pushes));
       const reports = await Promise.all(clients.map((c) => c.call('sockets')));
       const metricsAfter = await metricsText(api.url);
@@ -154,8 +155,8 @@ export async function runLiveScenario(opts: { env: BenchEnv; settings: m.LiveSet
       };
       // Sockets closed (at most 30 s) and the API idle before the counts are checked.
       const closed = sum(await Promise.all(clients.map((c) => c.call('closeAll'))));
-      const noSockets = async () => (metric(await metricsText(api.url), 'tally_live_sockets') === 0 ? true : undefined);
-      await waitFor('', noSockets, 30_000).catch(() => {});
+      const open = async () => metric(await metricsText(api.url), 'tally_live_sockets');
+      await waitFor(open, (count) => count === 0, { timeoutMs: 30_000, intervalMs: 250 }).catch(() => {});
       log(`  push: ${closed} sockets closed`);
       await idle(api.pid);
       const latency = m.pushLatency(reports[0]!.records, postIndex, r);

@@ -11,7 +11,8 @@ import { startOpenLoop } from '../lib/openLoop.js';
 import { type cpuBetween, rssBytes } from '../lib/procStats.js';
 import { range } from '../lib/seed.js';
 import type { ServerHandle } from '../lib/servers.js';
-import { waitFor, waitForQuiet } from '../lib/waitFor.js';
+import { waitFor } from '../../test/support/wait.js';
+import { waitForQuiet } from '../lib/waitFor.js';
 
 export const [LIVE_POSTS, WATCHED] = [100, 20]; // posts, and posts each socket or poller watches
 const WATCH = 'subscription($ids: [ID!]!) { postCountsChanged(postIds: $ids) { id counts { likes favs asOf } } }';
@@ -172,8 +173,8 @@ export function settledCounts(url: string, postIds: string[], timeoutMs = 60_000
       failure = error; // retried: a read an overloaded API fails neither moves nor settles the counts
     }
   };
-  const readOnce = () => waitFor('', read, deadline - Date.now());
-  return waitForQuiet('', readOnce, QUIET_MS, timeoutMs).catch(() => {
+  const readOnce = async () => (await waitFor(read, Boolean, { timeoutMs: deadline - Date.now(), intervalMs: 250 }))!;
+  return waitForQuiet(readOnce, QUIET_MS, timeoutMs).catch(() => {
     throw new Error(
       counts ? `the counts kept moving for ${timeoutMs} ms` : `the counts could not be read within ${timeoutMs} ms: ${String(failure)}`,
     );
@@ -220,11 +221,8 @@ export async function openSockets(
     if (opened % 2000 === 0 || opened === n) log(`  push: ${opened}/${n} sockets open`);
   }
   let subscribed = 0;
-  const allSubscribed = async () => {
-    subscribed = metric(await metricsText(apiUrl), 'tally_live_subscriptions');
-    return subscribed >= n ? true : undefined;
-  };
-  await waitFor('', allSubscribed, 60_000).catch(() => {
+  const subscriptions = async () => (subscribed = metric(await metricsText(apiUrl), 'tally_live_subscriptions'));
+  await waitFor(subscriptions, (count) => count >= n, { timeoutMs: 60_000, intervalMs: 250 }).catch(() => {
     throw new Error(`only ${subscribed} of ${n} subscriptions reached the server within 60 s`);
   });
   return { subscribed, openSeconds: (Date.now() - started) / 1000 };
