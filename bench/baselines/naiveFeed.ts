@@ -55,14 +55,9 @@ export async function startNaiveFeedServer(env: NodeJS.ProcessEnv) {
     },
     User: { createdAt: (user: { created_at: Date }) => user.created_at },
   };
-  const server = await serveWithViewer(env, typeDefs, resolvers);
-  return {
-    url: server.url,
-    redisStats,
-    async stop() {
-      await server.stop();
-      redis.disconnect();
-      await db.end();
-    },
+  const close = async () => {
+    redis.disconnect();
+    await db.end();
   };
+  return { ...(await serveWithViewer(env, typeDefs, resolvers, close)), redisStats };
 }

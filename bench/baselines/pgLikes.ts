@@ -52,7 +52,7 @@ export async function startPgLikeServer(env: NodeJS.ProcessEnv) {
       client.release();
     }
   }
-  const server = await serveWithViewer(env, typeDefs, {
+  const resolvers = {
     Query: {
       likeCount: async (_: unknown, { postId }: { postId: string }) =>
         Number((await pool.query('SELECT like_count FROM bench_posts WHERE id = $1', [postId])).rows[0]?.like_count ?? 0),
@@ -63,12 +63,6 @@ export async function startPgLikeServer(env: NodeJS.ProcessEnv) {
         return { changed: await setLike(viewer.id, Number(input.postId), input.active) };
       },
     },
-  });
-  return {
-    url: server.url,
-    async stop() {
-      await server.stop();
-      await pool.end();
-    },
   };
+  return serveWithViewer(env, typeDefs, resolvers, () => pool.end());
 }

@@ -75,7 +75,7 @@ export async function startChild<Ready>(
 export function serveParent(
   commands: Record<string, (args: any) => unknown>,
   ready: Record<string, unknown> = {},
-  onExit = async () => {},
+  onExit: () => Promise<unknown> = async () => {},
 ) {
   process.on('disconnect', () => void onExit().finally(() => process.exit(0)));
   process.on('message', async (message: { id: number; cmd: string; args?: unknown }) => {

@@ -7,7 +7,7 @@ import { serveParent } from './child.js';
 import { type RedisStats, trackRedis } from './redisStats.js';
 
 export type ServerKind = 'tally' | 'apollo-default-feed' | 'naive-feed' | 'prisma-count-feed' | 'jit-feed' | 'pg-likes';
-type Running = { url: string; redisStats?: () => RedisStats; flush?: () => Promise<number>; stop(): Promise<void> };
+type Running = { url: string; redisStats?: () => RedisStats; flush?: () => Promise<number>; stop(): Promise<unknown> };
 
 async function startTally(): Promise<Running> {
   const app = createApp(loadConfig(process.env));
