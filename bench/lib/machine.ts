@@ -2,8 +2,15 @@
 import os from 'node:os';
 import { Redis } from 'ioredis';
 import pg from 'pg';
+import { inGroups } from './seed.js';
 
 export const loadAverage = () => os.loadavg().map((x) => Number(x.toFixed(2)));
+
+/** The Redis server's version and the values of `names`, in the order CONFIG GET gives them. */
+export async function redisSettings(redis: Redis, names: string[]) {
+  const version = /redis_version:(\S+)/.exec(await redis.info('server'))?.[1] ?? 'unknown';
+  return { version, ...Object.fromEntries(inGroups((await redis.call('CONFIG', 'GET', ...names)) as string[], 2)) };
+}
 
 export async function machineInfo(databaseUrl: string, redisUrl: string) {
   const redis = new Redis(redisUrl);
@@ -12,8 +19,6 @@ export async function machineInfo(databaseUrl: string, redisUrl: string) {
   try {
     const settings = async (names: string[]) =>
       Object.fromEntries(await Promise.all(names.map(async (name) => [name, (await db.query(`SHOW ${name}`)).rows[0]?.[name] as string])));
-    const config = async (names: string[]) =>
-      Object.fromEntries(await Promise.all(names.map(async (name) => [name, ((await redis.config('GET', name)) as string[])[1] ?? null])));
     return {
       date: new Date().toISOString(),
       node: process.version,
@@ -22,10 +27,7 @@ export async function machineInfo(databaseUrl: string, redisUrl: string) {
       platform: `${os.platform()} ${os.release()} ${os.arch()}`,
       memoryGiB: Math.round(os.totalmem() / 2 ** 30),
       loadAverageStart: loadAverage(),
-      redis: {
-        version: /redis_version:(\S+)/.exec(await redis.info('server'))?.[1] ?? 'unknown',
-        ...(await config(['appendonly', 'appendfsync', 'save'])),
-      },
+      redis: await redisSettings(redis, ['appendonly', 'appendfsync', 'save']),
       postgres: { version: (await settings(['server_version'])).server_version, ...(await settings(['synchronous_commit', 'fsync'])) },
     };
   } finally {

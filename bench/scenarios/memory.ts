@@ -10,6 +10,7 @@ import { createKeys } from '../../src/redis/keys.js';
 import { type ScriptedRedis, withScripts } from '../../src/redis/luaScripts.js';
 import { createRelationStore } from '../../src/relations/relationStore.js';
 import { intSetting } from '../lib/env.js';
+import { redisSettings } from '../lib/machine.js';
 import { columns, type Ratio, ratioLine, times } from '../lib/report.js';
 import { inGroups, range } from '../lib/seed.js';
 import { DATA_SETS, type DataSet } from './memoryData.js';
@@ -170,9 +171,7 @@ export async function runMemoryScenario(opts: { redisUrl: string; db: number; lo
       opts.log(`  ${row.dataSet}: ${row.relations} relations on ${row.entities} posts; B/relation ${per.join(', ')}`);
     }
     const entities = await measureEntities(redis);
-    const version = /redis_version:(\S+)/.exec(await redis.info('server'))?.[1];
-    const settings = (await redis.call('CONFIG', 'GET', ...REDIS_SETTINGS)) as string[];
-    const info: Record<string, string> = { version: version ?? '?', ...Object.fromEntries(inGroups(settings, 2)) };
+    const info = await redisSettings(redis, REDIS_SETTINGS);
     return { method: 'docs/performance.md#the-bench', db: opts.db, redis: info, relations, entities };
   } finally {
     await redis.flushdb();
