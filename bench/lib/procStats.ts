@@ -68,9 +68,9 @@ export async function idle(pid: number, timeoutMs = 120_000): Promise<boolean> {
 const mainThreadWaitSeconds = (pid: number) => orNaN(() => Number(read(`/proc/${pid}/task/${pid}/schedstat`).trim().split(/\s+/)[1]) / 1e9);
 
 /** CPU seconds of the whole machine since boot: busy (user, nice, system, irq, softirq) and stolen by the hypervisor. */
-function machineSeconds(): { busy: number; steal: number } {
+function machineSeconds(): { machine: number; steal: number } {
   const [user, nice, system, , , irq, softirq, steal] = read('/proc/stat').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
-  return { busy: (user! + nice! + system! + irq! + softirq!) / CLOCK_TICKS, steal: steal! / CLOCK_TICKS };
+  return { machine: (user! + nice! + system! + irq! + softirq!) / CLOCK_TICKS, steal: steal! / CLOCK_TICKS };
 }
 
 /** Resident set size in bytes (VmRSS), or NaN once the process is gone. */
@@ -104,21 +104,13 @@ export function readCpu(pids: { api: number; worker: number; redis: number | nul
     redis: pids.redis === null ? null : cpuSeconds(pids.redis),
     postgres: pids.postgres ? postgresCpuSeconds() : null,
     generator: (own.user + own.system) / 1e6 + (pids.clients ?? []).reduce((s, pid) => s + cpuSeconds(pid), 0),
-    machine: machineSeconds(),
+    ...machineSeconds(),
   };
 }
 
+/** CPU seconds each part used between two readings (null where it is not read), and the seconds between them. */
 export function cpuBetween(a: ReturnType<typeof readCpu>, b: ReturnType<typeof readCpu>) {
-  const both = (x: number | null, y: number | null) => (x === null || y === null ? null : y - x);
-  return {
-    windowS: (b.at - a.at) / 1000,
-    api: b.api - a.api,
-    apiWaited: b.apiWaited - a.apiWaited,
-    worker: b.worker - a.worker,
-    redis: both(a.redis, b.redis),
-    postgres: both(a.postgres, b.postgres),
-    generator: b.generator - a.generator,
-    machine: b.machine.busy - a.machine.busy,
-    steal: b.machine.steal - a.machine.steal,
-  };
+  const { at, ...after } = b;
+  const used = Object.entries(after).map(([part, x]) => [part, x === null ? null : x - a[part as keyof typeof after]!]);
+  return { windowS: (at - a.at) / 1000, ...(Object.fromEntries(used) as typeof after) };
 }

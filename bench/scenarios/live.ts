@@ -58,7 +58,7 @@ export async function runLiveScenario(opts: { env: BenchEnv; settings: m.LiveSet
     const bulk = clients.slice(1);
     const pids = { ...deployment.pids, clients: clients.map((c) => c.pid) };
     const marks = () => Promise.all(clients.map((c) => c.call('mark')));
-    const snapshot = async () => ({ marks: await marks(), ...readCpu(pids) });
+    const snapshot = async () => ({ marks: await marks(), cpu: readCpu(pids) });
     let likesOnlyApiCpuPerLike = 0;
     const baseCounts = async () => {
       if (!(await idle(api.pid))) log('  (the API did not become idle within 120 s)');
@@ -70,7 +70,7 @@ export async function runLiveScenario(opts: { env: BenchEnv; settings: m.LiveSet
       const before = await snapshot();
       const sent = await m.sendLikes(api.url, likes, rate);
       const after = await snapshot();
-      const { windowS, postgres: _, ...used } = cpuBetween(before, after);
+      const { windowS, postgres: _, ...used } = cpuBetween(before.cpu, after.cpu);
       const cpu = { ...used, apiNet: used.api - likesOnlyApiCpuPerLike * sent.load.acknowledged };
       const clientLoops = clients.map((c, i) => {
         const [a, b] = [before.marks[i]!.loop, after.marks[i]!.loop];
@@ -150,7 +150,7 @@ export async function runLiveScenario(opts: { env: BenchEnv; settings: m.LiveSet
         serverDropped: delta('tally_live_pushes_dropped_total'),
         serverFanOutP50Ms: bucketPercentile(...fanOut, 50),
         serverFanOutP99Ms: bucketPercentile(...fanOut, 99),
-        pushesDue: m.pushesDue(r.offered, watchers, r.before.at, flushIntervalMs),
+        pushesDue: m.pushesDue(r.offered, watchers, r.before.cpu.at, flushIntervalMs),
         pushesDelivered: updates,
       };
       // Sockets closed (at most 30 s) and the API idle before the counts are checked.
@@ -180,7 +180,7 @@ export async function runLiveScenario(opts: { env: BenchEnv; settings: m.LiveSet
       const r = await likePhase(base);
       await sleep(POLL_INTERVAL_MS + 2000); // the last likes flushed and polled
       const reports = await Promise.all(bulk.map((c) => c.call('stopPolling')));
-      const { latency, updates, requests } = m.pollLatency(reports, postIndex, r, r.before.at, r.after.at);
+      const { latency, updates, requests } = m.pollLatency(reports, postIndex, r, r.before.cpu.at, r.after.cpu.at);
       const failures = sum(reports.map((x) => x.failures));
       const overload = failures > 0 ? [`${failures} polls failed`, ...reports.flatMap((x) => x.unexpected.slice(0, 3))] : [];
       const rss = m.memoryPerClient(before, withPollers, p, r.rssEnd);
