@@ -57,18 +57,22 @@ export function inclusionLags(sortedAcks: readonly number[], observations: reado
   return lags;
 }
 
+/** Lags (sorted in place) as the bench reports them: how many are finite (seen), p50, p99 and max. */
+export function lagStats(lags: number[]) {
+  sortUp(lags);
+  const at = (p: number) => round1(percentile(lags, p));
+  return { included: lags.filter(Number.isFinite).length, p50Ms: at(50), p99Ms: at(99), maxMs: round1(lags.at(-1) ?? NaN) };
+}
+
 export function measureFreshness(acks: readonly number[], polls: readonly Poll[], baseCount: number) {
   const sortedAcks = sortUp([...acks]);
-  const lags = sortUp(inclusionLags(sortedAcks, polls, baseCount));
+  const lags = inclusionLags(sortedAcks, polls, baseCount);
   const latencies = sortUp(polls.map((q) => q.at - q.sentAt));
   const span = polls.length > 1 ? (polls.at(-1)!.sentAt - polls[0]!.sentAt) / (polls.length - 1) : NaN;
   return {
     pollIntervalMs: POLL_INTERVAL_MS,
     acknowledgements: sortedAcks.length,
-    included: lags.filter(Number.isFinite).length,
-    p50Ms: round1(percentile(lags, 50)),
-    p99Ms: round1(percentile(lags, 99)),
-    maxMs: round1(lags.at(-1) ?? NaN),
+    ...lagStats(lags),
     polls: polls.length,
     meanPollIntervalMs: round1(span),
     pollLatencyP50Ms: round1(percentile(latencies, 50)),

@@ -2,7 +2,7 @@
 import { random, shuffled } from '../../prisma/random.js';
 import { entryOf, startChild } from '../lib/child.js';
 import { intSetting } from '../lib/env.js';
-import { inclusionLags, percentile, round1, sortUp, sum } from '../lib/freshness.js';
+import { inclusionLags, lagStats, percentile, sortUp, sum } from '../lib/freshness.js';
 import { gql } from '../lib/httpPost.js';
 import type { ClientSpec, LiveCommands } from '../lib/liveClientProcess.js';
 import { likeBody } from '../lib/load.js';
@@ -111,17 +111,9 @@ type Seen = { at: number; count: number }[];
 
 /** Latency over every (like, client watching its post) pair, from what each client saw of each post in arrival order. */
 function latencyOf(r: PhaseLikes, seen: (readonly [post: number, observations: Seen])[]) {
-  const lags = sortUp(seen.flatMap(([post, o]) => inclusionLags(r.acks[post]!, o, r.base[post]!)));
-  const fromSent = sortUp(seen.flatMap(([post, o]) => inclusionLags(r.sends[post]!, o, r.base[post]!)));
-  return {
-    samples: lags.length,
-    included: lags.filter(Number.isFinite).length,
-    p50Ms: round1(percentile(lags, 50)),
-    p99Ms: round1(percentile(lags, 99)),
-    maxMs: round1(lags.at(-1) ?? Number.NaN),
-    fromSentP50Ms: round1(percentile(fromSent, 50)),
-    fromSentP99Ms: round1(percentile(fromSent, 99)),
-  };
+  const lags = seen.flatMap(([post, o]) => inclusionLags(r.acks[post]!, o, r.base[post]!));
+  const fromSent = lagStats(seen.flatMap(([post, o]) => inclusionLags(r.sends[post]!, o, r.base[post]!)));
+  return { samples: lags.length, ...lagStats(lags), fromSentP50Ms: fromSent.p50Ms, fromSentP99Ms: fromSent.p99Ms };
 }
 
 export type Report<C extends keyof LiveCommands> = Awaited<ReturnType<LiveCommands[C]>>;
