@@ -1,4 +1,4 @@
-// A bench child process over IPC: { type: 'ready' } once started, then { id, cmd, args } → { id, result | error }.
+// A bench child process over IPC: { id: 0, result } once started, then { id, cmd, args } → { id, result | error }.
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { projectPath } from '../../src/paths.js';
@@ -22,33 +22,26 @@ export async function startChild<Ready>(
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   const pending = new Map<number, { resolve: (v: any) => void; reject: (e: Error) => void }>();
   let nextId = 1;
-  const ready = new Promise<Ready>((resolve, reject) => {
-    const timer = setTimeout(
-      () => reject(new Error(`${name} did not start within ${options.readyWithinMs / 1000} s`)),
-      options.readyWithinMs,
-    );
-    child.on('message', (message: { type?: string; id?: number; result?: unknown; error?: string }) => {
-      if (message.type === 'ready') {
-        clearTimeout(timer);
-        return resolve(message as Ready);
-      }
-      const waiter = pending.get(message.id!);
-      pending.delete(message.id!);
-      if (message.error) waiter?.reject(new Error(`${name}: ${message.error}`));
-      else waiter?.resolve(message.result);
-    });
-    void exited.then((code) => {
-      clearTimeout(timer);
-      const error = new Error(`${name} exited with code ${code}`);
-      reject(error);
-      for (const waiter of pending.values()) waiter.reject(error);
-      pending.clear();
-    });
+  child.on('message', (message: { id: number; result?: unknown; error?: string }) => {
+    const waiter = pending.get(message.id);
+    pending.delete(message.id);
+    if (message.error) waiter?.reject(new Error(`${name}: ${message.error}`));
+    else waiter?.resolve(message.result);
   });
-  const readyMessage = await ready.catch((error: unknown) => {
-    child.kill('SIGKILL');
-    throw error;
+  void exited.then((code) => {
+    for (const waiter of pending.values()) waiter.reject(new Error(`${name} exited with code ${code}`));
+    pending.clear();
   });
+  // The child's first message, id 0, says it is ready.
+  const ready = new Promise<Ready>((resolve, reject) => pending.set(0, { resolve, reject }));
+  const late = () => pending.get(0)?.reject(new Error(`${name} did not start within ${options.readyWithinMs / 1000} s`));
+  const timer = setTimeout(late, options.readyWithinMs);
+  const readyMessage = await ready
+    .catch((error: unknown) => {
+      child.kill('SIGKILL');
+      throw error;
+    })
+    .finally(() => clearTimeout(timer));
   const gone = () => child.exitCode !== null || child.signalCode !== null;
   return {
     ready: readyMessage,
@@ -87,5 +80,5 @@ export function serveParent(
       process.send?.({ id: message.id, error: String((error as Error).stack ?? error) });
     }
   });
-  process.send!({ type: 'ready', ...ready });
+  process.send!({ id: 0, result: ready });
 }
