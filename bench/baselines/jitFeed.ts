@@ -40,12 +40,5 @@ export async function startJitFeedServer(env: NodeJS.ProcessEnv) {
     },
     statusOf,
   );
-  return {
-    url: http.url,
-    redisStats: core.redisStats,
-    async stop() {
-      await http.stop();
-      await core.stop();
-    },
-  };
+  return { url: http.url, redisStats: core.redisStats, stop: () => http.stop().then(core.stop) };
 }

@@ -57,11 +57,5 @@ export async function serveGraphQL<C extends object>(
     for await (const chunk of response.body.asyncIterator) res.write(chunk);
     res.end();
   });
-  return {
-    url: http.url,
-    async stop() {
-      await http.stop();
-      await apollo.stop();
-    },
-  };
+  return { url: http.url, stop: () => http.stop().then(() => apollo.stop()) };
 }
