@@ -32,15 +32,12 @@ export function startCountPoller(read: () => Promise<number>, intervalMs = POLL_
       if (wait > 0) await new Promise((r) => setTimeout(r, wait));
     }
   })();
-  let failure: unknown = null;
-  loop.catch((error: unknown) => (failure = error ?? new Error('count poll failed')));
+  loop.catch(() => {}); // a failed read is stop()'s to throw
   return {
     latest: () => polls.at(-1)?.count ?? null,
-    async stop(): Promise<Poll[]> {
+    stop: (): Promise<Poll[]> => {
       stopped = true;
-      await loop.catch(() => {});
-      if (failure) throw failure;
-      return polls;
+      return loop.then(() => polls);
     },
   };
 }
