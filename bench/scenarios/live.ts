@@ -1,6 +1,7 @@
 // Scenario "live counts" (docs/performance.md, "Live counts").
 import { setTimeout as sleep } from 'node:timers/promises';
 import { loadConfig } from '../../src/config.js';
+import { waitFor } from '../../test/support/wait.js';
 import { type BenchEnv, tallyEnv } from '../lib/env.js';
 import { sum } from '../lib/freshness.js';
 import { firstSight, runLoad } from '../lib/load.js';
@@ -8,7 +9,6 @@ import { bucketPercentile, histogram, metric, metricsText } from '../lib/metrics
 import { cpuBetween, cpuSeconds, idle, openFilesLimit, readCpu, rssBytes } from '../lib/procStats.js';
 import { openSeeder, range } from '../lib/seed.js';
 import { startDeployment } from '../lib/servers.js';
-import { waitFor } from '../../test/support/wait.js';
 import { waitForQuiet } from '../lib/waitFor.js';
 import * as m from './liveMeasure.js';
 

@@ -1,5 +1,6 @@
 // The live counts scenario's settings, client processes and measurements (docs/performance.md, "Live counts").
 import { random, shuffled } from '../../prisma/random.js';
+import { waitFor } from '../../test/support/wait.js';
 import { entryOf, startChild } from '../lib/child.js';
 import { intSetting } from '../lib/env.js';
 import { inclusionLags, lagStats, percentile, sortUp, sum } from '../lib/freshness.js';
@@ -11,7 +12,6 @@ import { startOpenLoop } from '../lib/openLoop.js';
 import { type cpuBetween, rssBytes } from '../lib/procStats.js';
 import { range } from '../lib/seed.js';
 import type { ServerHandle } from '../lib/servers.js';
-import { waitFor } from '../../test/support/wait.js';
 import { waitForQuiet } from '../lib/waitFor.js';
 
 export const [LIVE_POSTS, WATCHED] = [100, 20]; // posts, and posts each socket or poller watches
