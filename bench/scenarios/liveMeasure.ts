@@ -8,7 +8,7 @@ import { gql } from '../lib/httpPost.js';
 import type { ClientSpec, LiveCommands } from '../lib/liveClientProcess.js';
 import { likeBody } from '../lib/load.js';
 import { metric, metricsText } from '../lib/metrics.js';
-import { startOpenLoop } from '../lib/openLoop.js';
+import { type RequestRecord, startOpenLoop } from '../lib/openLoop.js';
 import { type cpuBetween, rssBytes } from '../lib/procStats.js';
 import { range } from '../lib/seed.js';
 import type { ServerHandle } from '../lib/servers.js';
@@ -76,19 +76,12 @@ export async function sendLikes(url: string, likes: ReturnType<ReturnType<typeof
   });
   const lastSentAt = await loop.allSent;
   const { records, failures, unanswered } = await loop.stop(ANSWER_WAIT_MS);
-  const perPost = () => Array.from({ length: LIVE_POSTS }, (): number[] => []);
-  // Per post: acknowledgement times, when those likes were sent, when every like was sent; likes failed or unanswered.
-  const [acks, sends, offered] = [perPost(), perPost(), perPost()];
-  const failed = Array.from({ length: LIVE_POSTS }, () => 0);
-  records.forEach((r, i) => {
-    const post = likes[i]!.post;
-    offered[post]!.push(r.sentAt);
-    if (!r.ok) failed[post]! += 1;
-    else {
-      acks[post]!.push(r.answeredAt);
-      sends[post]!.push(r.sentAt);
-    }
-  });
+  // Each post's likes; their acknowledgement times, when those were sent, when every like was sent, how many failed.
+  const byPost = Array.from({ length: LIVE_POSTS }, (): RequestRecord[] => []);
+  for (const [i, r] of records.entries()) byPost[likes[i]!.post]!.push(r);
+  const ok = byPost.map((sent) => sent.filter((r) => r.ok));
+  const times = (lists: RequestRecord[][], at: 'sentAt' | 'answeredAt') => lists.map((list) => sortUp(list.map((r) => r[at])));
+  const failed = byPost.map((sent, post) => sent.length - ok[post]!.length);
   const latencies = sortUp(records.filter((r) => r.ok).map((r) => r.answeredAt - r.sentAt));
   const load = {
     sent: likes.length,
@@ -99,7 +92,7 @@ export async function sendLikes(url: string, likes: ReturnType<ReturnType<typeof
     p50Ms: percentile(latencies, 50),
     p99Ms: percentile(latencies, 99),
   };
-  return { acks: acks.map(sortUp), sends: sends.map(sortUp), offered, failed, failures, load };
+  return { acks: times(ok, 'answeredAt'), sends: times(ok, 'sentAt'), offered: times(byPost, 'sentAt'), failed, failures, load };
 }
 
 /** Σ over posts of (flush intervals since `from` in which the post was liked) × (sockets watching it). */
