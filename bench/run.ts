@@ -1,105 +1,71 @@
-// `npm run bench [scenario …]`: the named scenarios (every one, in SCENARIOS order, when none
-// is named), each server under test in a child process and the load generated here, on
-// databases and Redis key prefixes the run creates and removes (also when interrupted). Prints
-// each scenario's table and writes bench/results/latest.json (or <names>.json for a subset).
-// Scenarios and settings: docs/performance.md ("The bench").
-import os from 'node:os';
+// `npm run bench [scenario …]`: the named scenarios (all, in SCENARIOS order, when none is named); docs/performance.md, "The bench".
 import { Redis } from 'ioredis';
 import { projectPath } from '../src/paths.js';
 import { ADMIN_DATABASE_URL, TEST_REDIS_URL } from '../test/support/env.js';
 import { type BenchEnv, createBenchEnv, intSetting, tallyEnv } from './lib/env.js';
-import { machineInfo } from './lib/machine.js';
+import { loadAverage, machineInfo } from './lib/machine.js';
 import { nodeBinaries } from './lib/nodeBinaries.js';
 import { formatTable, type Ratio, targetsOf, writeResults } from './lib/report.js';
 import { seedWorld, USERS, type World } from './lib/seed.js';
 import { erasureSettings, runErasureScenario } from './scenarios/erasure.js';
 import { erasureCorrect, erasureTable, erasureTargets } from './scenarios/erasureReport.js';
-import {
-  FEED_CONNECTIONS,
-  FEED_ROUNDS,
-  FEED_SERVERS,
-  feedRatios,
-  feedRows,
-  PAGES,
-  runFeedScenario,
-  runRuntimeScenario,
-  runtimeRatios,
-  runtimeRows,
-} from './scenarios/feed.js';
+import * as feed from './scenarios/feed.js';
 import { likeRatios, likeRows, runLikeScenario } from './scenarios/likes.js';
 import { liveSettings, runLiveScenario } from './scenarios/live.js';
 import { livePassed, liveRatios, liveTable } from './scenarios/liveReport.js';
 import { memoryDb, memoryRatios, memoryTable, runMemoryScenario } from './scenarios/memory.js';
 
-interface Outcome {
-  results: unknown;
-  table: string;
-  ratios: Ratio[];
-  /** The targets as the JSON lists them, when they are not the ratios'. */
-  targets?: unknown[];
-  /** False: a count was off or a request failed (the run exits 1). */
-  passed: boolean;
-}
-
-interface Context {
-  /** The seeded feed and hot-post world, on the run's main database and prefix (seeded once). */
+/** `targets`: as the JSON lists them, when they are not the ratios'; `passed` false: a count was off or a request failed. */
+type Outcome = { results: unknown; table: string; ratios: Ratio[]; targets?: unknown[]; passed: boolean };
+type Context = {
+  /** The feed and hot-post world on the run's main database and prefix, seeded once. */
   world(): Promise<{ world: World; serverEnv: Record<string, string> }>;
-  /** A database and key prefix for this scenario alone. */
   freshEnv(): Promise<BenchEnv>;
-  /** Runs `undo` if the run is interrupted. */
   onInterrupt(undo: () => Promise<unknown>): void;
   log(line: string): void;
-}
-
-/** Each scenario reads its settings when prepared (before anything is created) and returns its run, or null to skip. */
+};
+/** Reads its settings before anything is created and returns its run, or null to skip. */
 type Scenario = () => ((ctx: Context) => Promise<Outcome>) | null;
 
-const int = (name: string, fallback: number, max: number) => intSetting(process.env, name, fallback, 1, max);
 const timing = () => {
-  const durationS = int('BENCH_DURATION_S', 6, 3600);
+  const durationS = intSetting('BENCH_DURATION_S', 6, 3600);
   return { durationS, warmupS: Math.min(2, durationS) };
 };
+const noFailures = (runs: { load: { failures: number } }[]) => runs.every((r) => r.load.failures === 0);
+const { PAGES, FEED_SERVERS, FEED_CONNECTIONS, FEED_ROUNDS } = feed;
 
 const SCENARIOS: Record<string, Scenario> = {
   feed: () => {
     const { durationS, warmupS } = timing();
     return async ({ world, log }) => {
-      log(
-        `feed: pages of ${PAGES.join(' and ')} posts, ${FEED_SERVERS.length} servers, ${FEED_CONNECTIONS} connections, ${warmupS} s warm-up + ${durationS} s each in ${FEED_ROUNDS} rounds`,
-      );
-      const feed = await runFeedScenario({ ...(await world()), durationS, warmupS });
-      const ratios = feedRatios(feed.runs, feed.roundTripsByPage);
-      const results = { settings: { durationS, warmupS, pages: PAGES, servers: FEED_SERVERS, connections: FEED_CONNECTIONS }, ...feed };
-      return { results, table: formatTable(feedRows(feed.runs), ratios), ratios, passed: feed.runs.every((r) => r.load.failures === 0) };
+      const each = `${FEED_CONNECTIONS} connections, ${warmupS} s warm-up + ${durationS} s each in ${FEED_ROUNDS} rounds`;
+      log(`feed: pages of ${PAGES.join(' and ')} posts, ${FEED_SERVERS.length} servers, ${each}`);
+      const run = await feed.runFeedScenario({ ...(await world()), durationS, warmupS });
+      const ratios = feed.feedRatios(run.runs, run.roundTripsByPage);
+      const settings = { durationS, warmupS, pages: PAGES, servers: FEED_SERVERS, connections: FEED_CONNECTIONS };
+      return { results: { settings, ...run }, table: formatTable(feed.feedRows(run.runs), ratios), ratios, passed: noFailures(run.runs) };
     };
   },
   runtimes: () => {
     const { durationS, warmupS } = timing();
-    // Found (or installed) before anything is created: a missing one costs seconds, not a run.
-    const binaries = nodeBinaries();
+    const binaries = nodeBinaries(); // found (or installed) before anything is created
     if (binaries.length === 0) return null;
     return async ({ world, log }) => {
-      log(
-        `runtimes: Tally's feed, pages of ${PAGES.join(' and ')}, on ${binaries.map((b) => `Node ${b.version} (${b.path})`).join(' vs ')}`,
-      );
-      const runs = await runRuntimeScenario({ ...(await world()), binaries, durationS, warmupS });
-      const ratios = runtimeRatios(runs);
-      const passed = runs.every((r) => r.load.failures === 0);
-      return {
-        results: { settings: { durationS, warmupS, binaries }, runs },
-        table: formatTable(runtimeRows(runs), ratios),
-        ratios,
-        passed,
-      };
+      const nodes = binaries.map((b) => `Node ${b.version} (${b.path})`).join(' vs ');
+      log(`runtimes: Tally's feed, pages of ${PAGES.join(' and ')}, on ${nodes}`);
+      const runs = await feed.runRuntimeScenario({ ...(await world()), binaries, durationS, warmupS });
+      const ratios = feed.runtimeRatios(runs);
+      const results = { settings: { durationS, warmupS, binaries }, runs };
+      return { results, table: formatTable(feed.runtimeRows(runs), ratios), ratios, passed: noFailures(runs) };
     };
   },
   'hot-post': () => {
-    const likes = int('BENCH_LIKES', 20_000, 10_000_000);
+    const likes = intSetting('BENCH_LIKES', 20_000, 10_000_000);
     return async ({ world, log }) => {
       log(`hot post: ${likes} distinct users like one post, per server`);
       const like = await runLikeScenario({ ...(await world()), likes });
       const ratios = likeRatios(like.runs);
-      const passed = like.runs.every((r) => r.exact && r.load.failures === 0);
+      const passed = like.runs.every((r) => r.exact) && noFailures(like.runs);
       return { results: like, table: formatTable(likeRows(like.runs, like.likes), ratios), ratios, passed };
     };
   },
@@ -116,9 +82,8 @@ const SCENARIOS: Record<string, Scenario> = {
     const settings = liveSettings();
     return async ({ freshEnv, log }) => {
       const env = await freshEnv();
-      log(
-        `live counts: ${settings.sockets} sockets vs ${settings.pollers} pollers, ${settings.likesPerS} likes/s for ${settings.durationS} s per phase`,
-      );
+      const { sockets, pollers, likesPerS, durationS } = settings;
+      log(`live counts: ${sockets} sockets vs ${pollers} pollers, ${likesPerS} likes/s for ${durationS} s per phase`);
       const live = await runLiveScenario({ env, settings, log: console.log });
       return { results: live, table: liveTable(live), ratios: liveRatios(live), passed: livePassed(live) };
     };
@@ -127,18 +92,12 @@ const SCENARIOS: Record<string, Scenario> = {
     const settings = erasureSettings();
     return async ({ freshEnv, log }) => {
       const env = await freshEnv();
-      log(
-        `account erasure: a victim with ${settings.likes} likes, erased under ${settings.feedPerS} feed pages/s + ${settings.likesPerS} likes/s`,
-      );
+      const { likes, feedPerS, likesPerS } = settings;
+      log(`account erasure: a victim with ${likes} likes, erased under ${feedPerS} feed pages/s + ${likesPerS} likes/s`);
       const erasure = await runErasureScenario({ env, settings, log: console.log });
       // A count off or something of the victim left fails the run; a slowdown is measured, not a failure.
-      return {
-        results: erasure,
-        table: erasureTable(erasure),
-        ratios: [],
-        targets: erasureTargets(erasure),
-        passed: erasureCorrect(erasure),
-      };
+      const [table, targets, passed] = [erasureTable(erasure), erasureTargets(erasure), erasureCorrect(erasure)];
+      return { results: erasure, table, ratios: [], targets, passed };
     };
   },
 };
@@ -146,8 +105,7 @@ const SCENARIOS: Record<string, Scenario> = {
 const names = process.argv.slice(2);
 const unknown = names.filter((n) => !SCENARIOS[n]);
 if (unknown.length > 0) throw new Error(`unknown scenario ${unknown.join(', ')}; the scenarios: ${Object.keys(SCENARIOS).join(', ')}`);
-const chosen = names.length > 0 ? names : Object.keys(SCENARIOS);
-const runs = chosen.flatMap((name) => {
+const runs = (names.length > 0 ? names : Object.keys(SCENARIOS)).flatMap((name) => {
   const run = SCENARIOS[name]!();
   return run ? [{ name, run }] : [];
 });
@@ -167,9 +125,8 @@ const world = () =>
   (seeded ??= freshEnv().then(async (env) => {
     const serverEnv = tallyEnv(env);
     const world = await seedWorld(serverEnv);
-    log(
-      `seeded ${USERS} users, ${world.expected.size} posts, ${[...world.expected.values()].reduce((n, e) => n + e.likes + e.favs, 0)} likes and favs (flushed)`,
-    );
+    const writes = [...world.expected.values()].reduce((n, e) => n + e.likes + e.favs, 0);
+    log(`seeded ${USERS} users, ${world.expected.size} posts, ${writes} likes and favs (flushed)`);
     return { world, serverEnv };
   }));
 let cleaned: Promise<{ databasesLeft: number; keysLeft: number }[]> | null = null;
@@ -183,20 +140,19 @@ const outcomes: Record<string, Outcome> = {};
 try {
   const machine = await machineInfo(ADMIN_DATABASE_URL, TEST_REDIS_URL);
   for (const { name, run } of runs) outcomes[name] = await run({ world, freshEnv, onInterrupt: (undo) => undos.push(undo), log });
-  const table = Object.values(outcomes)
-    .map((o) => o.table)
-    .join('\n\n');
+  const all = Object.entries(outcomes);
+  const table = all.map(([, o]) => o.table).join('\n\n');
   console.log(`\n${table}\n`);
   const path = projectPath(`bench/results/${names.length > 0 ? names.join('+') : 'latest'}.json`);
   await writeResults(path, {
-    machine: { ...machine, loadAverageEnd: os.loadavg().map((x) => Number(x.toFixed(2))) },
-    ...Object.fromEntries(Object.entries(outcomes).map(([name, o]) => [name, o.results])),
-    targets: Object.fromEntries(Object.entries(outcomes).map(([name, o]) => [name, o.targets ?? targetsOf(o.ratios)])),
-    ratios: Object.fromEntries(Object.values(outcomes).flatMap((o) => o.ratios.map((r) => [r.label, Number(r.value.toFixed(3))]))),
+    machine: { ...machine, loadAverageEnd: loadAverage() },
+    ...Object.fromEntries(all.map(([name, o]) => [name, o.results])),
+    targets: Object.fromEntries(all.map(([name, o]) => [name, o.targets ?? targetsOf(o.ratios)])),
+    ratios: Object.fromEntries(all.flatMap(([, o]) => o.ratios.map((r) => [r.label, Number(r.value.toFixed(3))]))),
     table,
   });
   log(`results written to ${path}`);
-  if (Object.values(outcomes).some((o) => !o.passed)) process.exitCode = 1;
+  if (all.some(([, o]) => !o.passed)) process.exitCode = 1;
 } finally {
   const left = await cleanup();
   const [databases, keys] = [left.reduce((n, l) => n + l.databasesLeft, 0), left.reduce((n, l) => n + l.keysLeft, 0)];

@@ -1,5 +1,4 @@
-// Baseline (a) of the feed (docs/performance.md, "The bench"): Tally's schema, resolvers and request
-// context in Apollo Server as it comes, served by `startStandaloneServer`.
+// Baseline (a) of the feed (docs/performance.md, "The bench").
 import { ApolloServer } from '@apollo/server';
 import { startStandaloneServer } from '@apollo/server/standalone';
 import type { GraphQLContext } from '../../src/graphql/context.js';
@@ -11,12 +10,6 @@ export async function startApolloDefaultFeedServer(env: NodeJS.ProcessEnv) {
   const apollo = new ApolloServer<GraphQLContext>({ typeDefs, resolvers });
   const listen = { host: env.HOST || '127.0.0.1', port: Number(env.PORT ?? 0) };
   const { url } = await startStandaloneServer(apollo, { listen, context: ({ req }) => core.contextOf(req) });
-  return {
-    url: url.replace(/\/$/, ''),
-    redisStats: core.redisStats,
-    async stop() {
-      await apollo.stop(); // also closes the HTTP server (standalone installs the drain plugin)
-      await core.stop();
-    },
-  };
+  // apollo.stop() also closes the HTTP server (standalone installs the drain plugin).
+  return { url: url.replace(/\/$/, ''), redisStats: core.redisStats, stop: () => apollo.stop().then(core.stop) };
 }

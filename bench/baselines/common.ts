@@ -1,5 +1,4 @@
-// What the hand-written baselines share: the viewer from the bearer token, a DateTime scalar
-// and unsigned keyset cursors (the bench compares edges, not cursors), and set-up SQL.
+// What the hand-written baselines share: the viewer, DateTime, unsigned keyset cursors, set-up SQL.
 import { ApolloServer, type ApolloServerOptionsWithTypeDefs } from '@apollo/server';
 import { GraphQLScalarType } from 'graphql';
 import pg from 'pg';
@@ -9,16 +8,17 @@ import { serveGraphQL } from '../lib/graphqlHttp.js';
 export const POOL_SIZE = 10; // Tally's Prisma pool size
 export type ViewerContext = { viewer: Viewer | null };
 
-/** Apollo Server with its defaults behind bench/lib/graphqlHttp.ts, the bearer token's viewer in its context. */
-export function serveWithViewer(
+/** Apollo Server with its defaults behind bench/lib/graphqlHttp.ts, the bearer token's viewer in its context; `close` after it stops. */
+export async function serveWithViewer(
   env: NodeJS.ProcessEnv,
   typeDefs: string,
   resolvers: ApolloServerOptionsWithTypeDefs<ViewerContext>['resolvers'],
+  close: () => Promise<unknown>,
 ) {
   const auth = createAuth(env.JWT_SECRET!);
-  return serveGraphQL(env, new ApolloServer<ViewerContext>({ typeDefs, resolvers }), async (authorization) => ({
-    viewer: await auth.viewerFrom(authorization),
-  }));
+  const apollo = new ApolloServer<ViewerContext>({ typeDefs, resolvers });
+  const server = await serveGraphQL(env, apollo, async (authorization) => ({ viewer: await auth.viewerFrom(authorization) }));
+  return { url: server.url, stop: () => server.stop().then(close) };
 }
 
 export const DateTime = new GraphQLScalarType<Date, string>({ name: 'DateTime', serialize: (value) => (value as Date).toISOString() });

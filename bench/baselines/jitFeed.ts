@@ -1,5 +1,4 @@
-// Baseline (d) of the feed, the ceiling (docs/performance.md, "The bench"): Tally's schema, resolvers
-// and request context run by graphql-jit on plain node:http, no Apollo pipeline and no plugins.
+// Baseline (d) of the feed, the ceiling (docs/performance.md, "The bench").
 import { makeExecutableSchema } from '@graphql-tools/schema';
 import { type ExecutionResult, GraphQLError, parse, validate } from 'graphql';
 import { type CompiledQuery, compileQuery, isCompiledQuery } from 'graphql-jit';
@@ -25,7 +24,6 @@ export async function startJitFeedServer(env: NodeJS.ProcessEnv) {
     }
     return entry;
   };
-
   // A request the server refuses (bad JSON or query, a bad token) is the client's error.
   const statusOf = (error: unknown) => (error instanceof GraphQLError || error instanceof SyntaxError ? 400 : 500);
   const http = await listenHttp(
@@ -42,13 +40,5 @@ export async function startJitFeedServer(env: NodeJS.ProcessEnv) {
     },
     statusOf,
   );
-
-  return {
-    url: http.url,
-    redisStats: core.redisStats,
-    async stop() {
-      await http.stop();
-      await core.stop();
-    },
-  };
+  return { url: http.url, redisStats: core.redisStats, stop: () => http.stop().then(core.stop) };
 }

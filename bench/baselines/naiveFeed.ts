@@ -1,5 +1,4 @@
-// Baseline (b) of the feed (docs/performance.md, "The bench"): Tally's schema, rows and Redis keys
-// without DataLoader, every field resolved on its own, on a plain ioredis connection and pg pool.
+// Baseline (b) of the feed (docs/performance.md, "The bench").
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import { unpackCounters } from '../../src/counters/packedCounters.js';
@@ -26,7 +25,6 @@ export async function startNaiveFeedServer(env: NodeJS.ProcessEnv) {
     const [facts] = await scripts.hasFacts({ userId, type: POST, relations: [POST_RELATIONS[kind]], ids: [postId] });
     return facts!.has[0]!;
   };
-
   const resolvers = {
     DateTime,
     Query: {
@@ -57,15 +55,9 @@ export async function startNaiveFeedServer(env: NodeJS.ProcessEnv) {
     },
     User: { createdAt: (user: { created_at: Date }) => user.created_at },
   };
-
-  const server = await serveWithViewer(env, typeDefs, resolvers);
-  return {
-    url: server.url,
-    redisStats,
-    async stop() {
-      await server.stop();
-      redis.disconnect();
-      await db.end();
-    },
+  const close = async () => {
+    redis.disconnect();
+    await db.end();
   };
+  return { ...(await serveWithViewer(env, typeDefs, resolvers, close)), redisStats };
 }

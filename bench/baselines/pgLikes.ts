@@ -1,5 +1,4 @@
-// Baseline of the hot post (docs/performance.md, "The bench"): one PostgreSQL transaction per
-// like, as most apps do; its own tables (bench_likes, bench_posts) in the bench database.
+// Baseline of the hot post (docs/performance.md, "The bench").
 import { GraphQLError } from 'graphql';
 import pg from 'pg';
 import { POOL_SIZE, serveWithViewer, type ViewerContext, withPg } from './common.js';
@@ -34,7 +33,6 @@ export async function startPgLikeServer(env: NodeJS.ProcessEnv) {
     max: POOL_SIZE,
     ...(sync && { options: `-c synchronous_commit=${sync}` }),
   });
-
   // Insert the (user, post) row guarded by a unique constraint; only if one was inserted, bump the post's like_count.
   async function setLike(userId: number, postId: number, active: boolean): Promise<boolean> {
     const client = await pool.connect();
@@ -54,8 +52,7 @@ export async function startPgLikeServer(env: NodeJS.ProcessEnv) {
       client.release();
     }
   }
-
-  const server = await serveWithViewer(env, typeDefs, {
+  const resolvers = {
     Query: {
       likeCount: async (_: unknown, { postId }: { postId: string }) =>
         Number((await pool.query('SELECT like_count FROM bench_posts WHERE id = $1', [postId])).rows[0]?.like_count ?? 0),
@@ -66,12 +63,6 @@ export async function startPgLikeServer(env: NodeJS.ProcessEnv) {
         return { changed: await setLike(viewer.id, Number(input.postId), input.active) };
       },
     },
-  });
-  return {
-    url: server.url,
-    async stop() {
-      await server.stop();
-      await pool.end();
-    },
   };
+  return serveWithViewer(env, typeDefs, resolvers, () => pool.end());
 }

@@ -1,5 +1,4 @@
-// Baseline (c) of the feed (docs/performance.md, "The bench"): what a team builds with Prisma, rows
-// per like and fav counted by `_count` in one findMany; Apollo's defaults; its own Prisma schema.
+// Baseline (c) of the feed (docs/performance.md, "The bench").
 import { ApolloServer } from '@apollo/server';
 import { startStandaloneServer } from '@apollo/server/standalone';
 import { PrismaPg } from '@prisma/adapter-pg';
@@ -10,10 +9,6 @@ import { typeDefs } from '../../src/graphql/schema.js';
 import { DateTime, feedPage, feedPosition, POOL_SIZE, withPg } from './common.js';
 import { PrismaClient } from './generated/client.js';
 
-/**
- * Creates the like and fav tables from the active relation facts in PostgreSQL (the durable
- * copy of what the seed wrote); throws unless they hold the `seeded` likes and favs.
- */
 export async function createFeedRelationTables(databaseUrl: string, seeded: Iterable<{ likes: number; favs: number }>) {
   const posts = [...seeded];
   const expected = { LIKE: posts.reduce((n, e) => n + e.likes, 0), FAV: posts.reduce((n, e) => n + e.favs, 0) };
@@ -51,7 +46,6 @@ export async function startPrismaCountFeedServer(env: NodeJS.ProcessEnv) {
     });
   };
   type FeedPost = Awaited<ReturnType<typeof feedPosts>>[number];
-
   const resolvers = {
     DateTime,
     Query: {
@@ -67,18 +61,11 @@ export async function startPrismaCountFeedServer(env: NodeJS.ProcessEnv) {
     // GraphQL's ID does not serialise a bigint.
     User: { id: (user: { id: bigint }) => String(user.id) },
   };
-
   const apollo = new ApolloServer<Context>({ typeDefs, resolvers });
   const listen = { host: env.HOST || '127.0.0.1', port: Number(env.PORT ?? 0) };
   const { url } = await startStandaloneServer(apollo, {
     listen,
     context: async ({ req }) => ({ viewer: await auth.viewerFrom(req.headers.authorization) }),
   });
-  return {
-    url: url.replace(/\/$/, ''),
-    async stop() {
-      await apollo.stop();
-      await prisma.$disconnect();
-    },
-  };
+  return { url: url.replace(/\/$/, ''), stop: () => apollo.stop().then(() => prisma.$disconnect()) };
 }

@@ -1,22 +1,16 @@
-// A child process of the bench (a server under test, a load generator) driven over IPC: it
-// sends { type: 'ready', … } once started, then answers { id, cmd, args } with { id, result }
-// or { id, error }. It exits by itself when the IPC channel closes, so it never outlives the bench.
+// A bench child process over IPC: { id: 0, result } once started, then { id, cmd, args } → { id, result | error }.
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { projectPath } from '../../src/paths.js';
 import { withOpenFiles } from './procStats.js';
 
-/**
- * The Node arguments that run bench/lib/<file>: the compiled .js when the bench runs compiled
- * (npm run bench), else the .ts through tsx.
- */
+/** The Node arguments that run bench/lib/<file>: compiled .js under `npm run bench`, else .ts through tsx. */
 export function entryOf(file: string): string[] {
   const compiled = import.meta.url.endsWith('.js');
   const path = fileURLToPath(new URL(`./${file}.${compiled ? 'js' : 'ts'}`, import.meta.url));
   return compiled ? [path] : ['--import', 'tsx', path];
 }
 
-/** Starts `node args` (with at least `openFiles` open files) and waits for its ready message. */
 export async function startChild<Ready>(
   name: string,
   node: string,
@@ -28,33 +22,26 @@ export async function startChild<Ready>(
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   const pending = new Map<number, { resolve: (v: any) => void; reject: (e: Error) => void }>();
   let nextId = 1;
-  const ready = new Promise<Ready>((resolve, reject) => {
-    const timer = setTimeout(
-      () => reject(new Error(`${name} did not start within ${options.readyWithinMs / 1000} s`)),
-      options.readyWithinMs,
-    );
-    child.on('message', (message: { type?: string; id?: number; result?: unknown; error?: string }) => {
-      if (message.type === 'ready') {
-        clearTimeout(timer);
-        return resolve(message as Ready);
-      }
-      const waiter = pending.get(message.id!);
-      pending.delete(message.id!);
-      if (message.error) waiter?.reject(new Error(`${name}: ${message.error}`));
-      else waiter?.resolve(message.result);
-    });
-    void exited.then((code) => {
-      clearTimeout(timer);
-      const error = new Error(`${name} exited with code ${code}`);
-      reject(error);
-      for (const waiter of pending.values()) waiter.reject(error); // calls in flight would hang
-      pending.clear();
-    });
+  child.on('message', (message: { id: number; result?: unknown; error?: string }) => {
+    const waiter = pending.get(message.id);
+    pending.delete(message.id);
+    if (message.error) waiter?.reject(new Error(`${name}: ${message.error}`));
+    else waiter?.resolve(message.result);
   });
-  const readyMessage = await ready.catch((error: unknown) => {
-    child.kill('SIGKILL'); // one that failed to start must not linger
-    throw error;
+  void exited.then((code) => {
+    for (const waiter of pending.values()) waiter.reject(new Error(`${name} exited with code ${code}`));
+    pending.clear();
   });
+  // The child's first message, id 0, says it is ready.
+  const ready = new Promise<Ready>((resolve, reject) => pending.set(0, { resolve, reject }));
+  const late = () => pending.get(0)?.reject(new Error(`${name} did not start within ${options.readyWithinMs / 1000} s`));
+  const timer = setTimeout(late, options.readyWithinMs);
+  const readyMessage = await ready
+    .catch((error: unknown) => {
+      child.kill('SIGKILL');
+      throw error;
+    })
+    .finally(() => clearTimeout(timer));
   const gone = () => child.exitCode !== null || child.signalCode !== null;
   return {
     ready: readyMessage,
@@ -66,7 +53,7 @@ export async function startChild<Ready>(
         pending.set(id, { resolve, reject });
         child.send({ id, cmd, args });
       }),
-    /** Closes the IPC channel, which ends the child; kills it if it is not gone within 15 s. Never throws. */
+    /** Closes the IPC channel, which ends the child; kills it after 15 s. Never throws. */
     async stop() {
       if (gone()) return;
       child.disconnect();
@@ -77,8 +64,13 @@ export async function startChild<Ready>(
   };
 }
 
-/** The child's side: answers the parent's commands with `commands`, then says it is ready. */
-export function serveParent(commands: Record<string, (args: any) => unknown>, ready: Record<string, unknown> = {}) {
+/** The child's side: answers the parent's commands, says it is ready, and exits (after `onExit`) when the channel closes. */
+export function serveParent(
+  commands: Record<string, (args: any) => unknown>,
+  ready: Record<string, unknown> = {},
+  onExit: () => Promise<unknown> = async () => {},
+) {
+  process.on('disconnect', () => void onExit().finally(() => process.exit(0)));
   process.on('message', async (message: { id: number; cmd: string; args?: unknown }) => {
     try {
       const command = commands[message.cmd];
@@ -88,5 +80,5 @@ export function serveParent(commands: Record<string, (args: any) => unknown>, re
       process.send?.({ id: message.id, error: String((error as Error).stack ?? error) });
     }
   });
-  process.send!({ type: 'ready', ...ready });
+  process.send!({ id: 0, result: ready });
 }

@@ -1,27 +1,22 @@
-// Freshness of a counter as a client sees it: how long after a mutation's acknowledgement a
-// read of the count includes it (docs/performance.md, "The bench": hot post).
+// Freshness of a count as a client sees it, and the percentiles the bench reports.
 import http from 'node:http';
-import { httpPost } from './httpPost.js';
+import { postGraphQL } from './httpPost.js';
 
 export const POLL_INTERVAL_MS = 10;
+type Poll = { sentAt: number; at: number; count: number };
 
-interface Poll {
-  sentAt: number;
-  at: number;
-  count: number;
-}
+export const sum = (xs: readonly number[]) => xs.reduce((s, x) => s + x, 0);
+export const sortUp = (a: number[]) => a.sort((x, y) => x - y);
+export const round1 = (x: number) => (Number.isFinite(x) ? Number(x.toFixed(1)) : null);
+/** Nearest-rank percentile of sorted values. */
+export const percentile = (sorted: readonly number[], p: number) =>
+  sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!;
 
 /** Reads `pick(data)` of a GraphQL document, over one dedicated keep-alive connection. */
 export function graphqlReader(url: string, query: string, variables: Record<string, unknown>, pick: (data: any) => number) {
   const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
   const body = JSON.stringify({ query, variables });
-  const read = async () => {
-    const { status, text } = await httpPost(`${url}/graphql`, body, { agent });
-    const json = JSON.parse(text) as { data?: unknown; errors?: unknown };
-    if (status !== 200 || json.errors) throw new Error(`count query failed (${status}): ${text.slice(0, 300)}`);
-    return pick(json.data);
-  };
-  return { read, close: () => agent.destroy() };
+  return { read: async () => pick((await postGraphQL(url, body, { agent })).data), close: () => agent.destroy() };
 }
 
 /** Reads the count one poll at a time, a new one at most every `intervalMs`; `stop()` returns every poll. */
@@ -37,72 +32,47 @@ export function startCountPoller(read: () => Promise<number>, intervalMs = POLL_
       if (wait > 0) await new Promise((r) => setTimeout(r, wait));
     }
   })();
-  // A failed read ends the loop; the error surfaces in stop(), not as an unhandled rejection.
-  let failure: unknown = null;
-  loop.catch((error: unknown) => (failure = error ?? new Error('count poll failed')));
+  loop.catch(() => {}); // a failed read is stop()'s to throw
   return {
-    /** The latest count answered, or null before the first answer. */
     latest: () => polls.at(-1)?.count ?? null,
-    async stop(): Promise<Poll[]> {
+    stop: (): Promise<Poll[]> => {
       stopped = true;
-      await loop.catch(() => {});
-      if (failure) throw failure;
-      return polls;
+      return loop.then(() => polls);
     },
   };
 }
 
-/** Nearest-rank percentile of sorted values. */
-export const percentile = (sorted: readonly number[], p: number) =>
-  sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!;
-
-const round = (x: number) => (Number.isFinite(x) ? Number(x.toFixed(1)) : null);
-
-/**
- * How long after each acknowledgement a reader saw it: the k-th of `sortedAcks` (ascending)
- * is seen by the first observation (in arrival order) whose count minus `baseCount` is >= k,
- * its lag that observation's `at` minus the acknowledgement, floored at 0; Infinity if none
- * did. Observations may be polls or pushes; `at` and the acknowledgements on one clock.
- */
-export function inclusionLags(
-  sortedAcks: readonly number[],
-  observations: readonly { at: number; count: number }[],
-  baseCount: number,
-): number[] {
+/** Per acknowledgement (ascending), the first observation's `at` whose count - `baseCount` ≥ k, minus the ack, floored at 0; Infinity if none. */
+export function inclusionLags(sortedAcks: readonly number[], observations: readonly { at: number; count: number }[], baseCount: number) {
   const lags: number[] = [];
   let p = 0;
-  let seen = -Infinity; // the highest count observed so far: "first observation whose count >= k"
+  let seen = -Infinity;
   for (let k = 1; k <= sortedAcks.length; k++) {
     while (p < observations.length && seen < k) seen = Math.max(seen, observations[p++]!.count - baseCount);
-    if (seen < k) {
-      lags.push(Infinity);
-      continue;
-    }
-    lags.push(Math.max(0, observations[p - 1]!.at - sortedAcks[k - 1]!));
+    lags.push(seen < k ? Infinity : Math.max(0, observations[p - 1]!.at - sortedAcks[k - 1]!));
   }
   return lags;
 }
 
-/**
- * `acks`: performance.now() of each acknowledgement; `polls` in the order they answered;
- * `baseCount`: the count before the run.
- */
+/** Lags (sorted in place) as the bench reports them: how many are finite (seen), p50, p99 and max. */
+export function lagStats(lags: number[]) {
+  sortUp(lags);
+  const at = (p: number) => round1(percentile(lags, p));
+  return { included: lags.filter(Number.isFinite).length, p50Ms: at(50), p99Ms: at(99), maxMs: round1(lags.at(-1) ?? NaN) };
+}
+
 export function measureFreshness(acks: readonly number[], polls: readonly Poll[], baseCount: number) {
-  const sortedAcks = [...acks].sort((a, b) => a - b);
-  const lags = inclusionLags(sortedAcks, polls, baseCount).sort((a, b) => a - b);
-  const latencies = polls.map((q) => q.at - q.sentAt).sort((a, b) => a - b);
+  const sortedAcks = sortUp([...acks]);
+  const lags = inclusionLags(sortedAcks, polls, baseCount);
+  const latencies = sortUp(polls.map((q) => q.at - q.sentAt));
   const span = polls.length > 1 ? (polls.at(-1)!.sentAt - polls[0]!.sentAt) / (polls.length - 1) : NaN;
   return {
     pollIntervalMs: POLL_INTERVAL_MS,
     acknowledgements: sortedAcks.length,
-    /** Acknowledgements some poll included before the watch ended; null p50/p99/max = Infinity (some were never seen). */
-    included: lags.filter(Number.isFinite).length,
-    p50Ms: round(percentile(lags, 50)),
-    p99Ms: round(percentile(lags, 99)),
-    maxMs: round(lags.at(-1) ?? NaN),
+    ...lagStats(lags),
     polls: polls.length,
-    meanPollIntervalMs: round(span),
-    pollLatencyP50Ms: round(percentile(latencies, 50)),
-    pollLatencyP99Ms: round(percentile(latencies, 99)),
+    meanPollIntervalMs: round1(span),
+    pollLatencyP50Ms: round1(percentile(latencies, 50)),
+    pollLatencyP99Ms: round1(percentile(latencies, 99)),
   };
 }

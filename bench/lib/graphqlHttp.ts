@@ -1,6 +1,4 @@
-// A minimal node:http front for the baselines' GraphQL servers. The Apollo ones use the same
-// integration API (executeHTTPGraphQLRequest) Tally's own HTTP server uses, so HTTP handling
-// costs the same on both sides and the comparison measures the resolvers, not a web framework.
+// The baselines' node:http front: Apollo's executeHTTPGraphQLRequest, as Tally's own HTTP server uses it.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { type ApolloServer, HeaderMap } from '@apollo/server';
@@ -12,7 +10,7 @@ export async function readJson(req: IncomingMessage): Promise<any> {
   return text === '' ? undefined : JSON.parse(text);
 }
 
-/** Serves `handle` on HOST:PORT of `env` (port 0: any); a handler that throws answers 500 unless it has `statusOf` say otherwise. */
+/** Serves `handle` on HOST:PORT of `env`; a handler that throws answers `statusOf(error)`. */
 export async function listenHttp(
   env: NodeJS.ProcessEnv,
   handle: (req: IncomingMessage, res: ServerResponse) => Promise<void>,
@@ -59,11 +57,5 @@ export async function serveGraphQL<C extends object>(
     for await (const chunk of response.body.asyncIterator) res.write(chunk);
     res.end();
   });
-  return {
-    url: http.url,
-    async stop() {
-      await http.stop();
-      await apollo.stop();
-    },
-  };
+  return { url: http.url, stop: () => http.stop().then(() => apollo.stop()) };
 }

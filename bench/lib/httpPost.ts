@@ -1,18 +1,16 @@
-// One JSON POST over a given keep-alive agent, for the bench's own clients (the open-loop
-// sender, the count pollers of the hot-post and live scenarios).
+// The bench's own HTTP client: one JSON POST, and GraphQL over it.
 import http from 'node:http';
 
 export interface PostOptions {
-  agent: http.Agent;
-  token?: string;
-  /** The request fails when no answer came within this long. */
+  agent?: http.Agent;
+  token?: string | undefined;
   timeoutMs?: number;
   /** Holds the request until it settles, so a caller can abandon the ones still open. */
   track?: Set<http.ClientRequest>;
 }
 
 /** Resolves with the answer's status and text; rejects when the connection fails first. */
-export function httpPost(url: string, body: string, options: PostOptions): Promise<{ status: number; text: string }> {
+export function httpPost(url: string, body: string, options: PostOptions = {}): Promise<{ status: number; text: string }> {
   return new Promise((resolve, reject) => {
     let settled = false;
     const settle = (error: Error | null, answer?: { status: number; text: string }) => {
@@ -37,3 +35,15 @@ export function httpPost(url: string, body: string, options: PostOptions): Promi
     req.end(body);
   });
 }
+
+/** A GraphQL request's data and text; throws unless the answer is HTTP 200 with data and no errors. */
+export async function postGraphQL<T = any>(url: string, body: string, options: PostOptions = {}) {
+  const { status, text } = await httpPost(`${url}/graphql`, body, options);
+  const json = JSON.parse(text) as { data?: T; errors?: unknown };
+  if (status !== 200 || json.errors || !json.data) throw new Error(`GraphQL request failed (${status}): ${text.slice(0, 500)}`);
+  return { data: json.data, text };
+}
+
+/** One GraphQL request, for set-up and checks outside the timed runs. */
+export const gql = <T = any>(url: string, query: string, variables: Record<string, unknown> = {}, token?: string) =>
+  postGraphQL<T>(url, JSON.stringify({ query, variables }), { token });

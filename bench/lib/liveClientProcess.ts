@@ -1,87 +1,63 @@
-// Child-process entry of the live scenario's load generator, started by
-// bench/scenarios/liveMeasure.ts through bench/lib/child.ts (its commands typed by
-// LiveCommands): thousands of WebSocket clients of the live counts, or HTTP pollers of them,
-// apart from the bench's process so that the one timing the likes stays responsive. A socket
-// is a raw graphql-transport-ws client on `ws` (connection_init → connection_ack → one
-// subscribe), lighter than a graphql-ws Client and every byte visible: recording sockets parse
-// every push and keep (post, likes, arrival time), the others count pushes without parsing.
-// Pollers send the `posts(ids)` query once per interval, each on a keep-alive connection of its own.
+// Child-process entry of the live scenario's clients (docs/performance.md, "Live counts"): raw graphql-transport-ws
+// sockets on `ws` (recording ones parse every push, the others count them unparsed), or HTTP pollers of the same counts.
 import http from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import WebSocket from 'ws';
 import { serveParent } from './child.js';
-import { httpPost } from './httpPost.js';
+import { postGraphQL } from './httpPost.js';
 
-/** Sockets connecting at once (connect, init, ack, subscribe), per process. */
-const OPEN_CONCURRENCY = 200;
-const OPEN_TIMEOUT_MS = 60_000;
-const POLL_TIMEOUT_MS = 30_000;
+const [OPEN_CONCURRENCY, OPEN_TIMEOUT_MS, POLL_TIMEOUT_MS] = [200, 60_000, 30_000];
 
-/** A socket or poller: its index in the run and the posts it watches. */
 export type ClientSpec = { index: number; postIds: string[] };
-type Push = { type?: string; payload?: { data?: { postCountsChanged?: { id: string; counts: { likes: number } } }; errors?: unknown } };
+type Counts = { postCountsChanged: { id: string; counts: { likes: number } } };
 
 /** Recording sockets keep their pushes flattened as [postId, likes, at (epoch ms)]…. */
 const sockets: { index: number; ws: WebSocket; pushes: number; record: (ClientSpec & { pushes: number[] }) | null }[] = [];
-let [pushes, errors, polls, pollFailures] = [0, 0, 0, 0];
-let closing = false;
-/** Close codes of sockets that closed before closeAll, and how many. */
-const closes: Record<string, number> = {};
-/** The first unexpected messages (errors, refusals), for the log. */
+let [pushes, errors, pollFailures, closing] = [0, 0, 0, false];
+const closes: Record<string, number> = {}; // close codes of sockets closed before closeAll
 const unexpected: string[] = [];
-const note = (text: string) => {
-  if (unexpected.length < 10) unexpected.push(text.slice(0, 300));
-};
+const note = (text: string) => unexpected.length < 10 && unexpected.push(text.slice(0, 300));
 
 function openSocket(url: string, query: string, spec: ClientSpec, record: boolean): Promise<void> {
   return new Promise((resolve, reject) => {
     const ws = new WebSocket(url, 'graphql-transport-ws', { perMessageDeflate: false, skipUTF8Validation: !record });
     const socket = { index: spec.index, ws, pushes: 0, record: record ? { ...spec, pushes: [] as number[] } : null };
     let acked = false;
-    const fail = (error: Error) => {
+    const fail = (why: string) => {
       clearTimeout(timer);
       ws.terminate();
-      reject(error);
+      reject(new Error(`socket ${spec.index}: ${why}`));
     };
-    const timer = setTimeout(
-      () => fail(new Error(`socket ${spec.index}: no connection_ack within ${OPEN_TIMEOUT_MS} ms`)),
-      OPEN_TIMEOUT_MS,
-    );
+    const timer = setTimeout(() => fail(`no connection_ack within ${OPEN_TIMEOUT_MS} ms`), OPEN_TIMEOUT_MS);
     ws.on('open', () => ws.send('{"type":"connection_init","payload":{}}'));
-    ws.on('error', (error) => (acked ? note(`socket ${spec.index}: ${error.message}`) : fail(error)));
+    ws.on('error', (error) => (acked ? note(`socket ${spec.index}: ${error.message}`) : fail(error.message)));
     ws.on('close', (code, reason) => {
-      if (!acked) return fail(new Error(`socket ${spec.index} closed before connection_ack: ${code} ${reason}`));
+      if (!acked) return fail(`closed before connection_ack: ${code} ${reason}`);
       if (closing) return;
       closes[code] = (closes[code] ?? 0) + 1;
       note(`socket ${spec.index} closed by the server: ${code} ${reason}`);
     });
     ws.on('message', (data: Buffer) => {
+      const is = (type: string) => data.includes(`"type":"${type}"`);
       if (!acked) {
-        if ((JSON.parse(data.toString('utf8')) as Push).type !== 'connection_ack') {
-          return fail(new Error(`socket ${spec.index}: expected connection_ack, got ${data}`));
-        }
+        if (!is('connection_ack')) return fail(`expected connection_ack, got ${data}`);
         acked = true;
         clearTimeout(timer);
         sockets.push(socket);
         ws.send(JSON.stringify({ id: '1', type: 'subscribe', payload: { query, variables: { ids: spec.postIds } } }));
         return resolve();
       }
-      // Unparsed, a push is recognised by graphql-ws's {"id":"1","type":"next","payload":{…}}.
-      const message = socket.record ? (JSON.parse(data.toString('utf8')) as Push) : null;
-      const post = message?.payload?.data?.postCountsChanged;
-      const isPush = message
-        ? message.type === 'next' && !!post && !message.payload?.errors
-        : data.includes('"type":"next"') && !data.includes('"errors"');
-      if (isPush) {
-        pushes += 1;
-        socket.pushes += 1;
-        if (post) socket.record?.pushes.push(Number(post.id), post.counts.likes, Date.now());
-      } else if (message ? message.type === 'ping' : data.includes('"type":"ping"')) ws.send('{"type":"pong"}');
-      else {
+      if (is('ping')) return ws.send('{"type":"pong"}');
+      if (!is('next') || data.includes('"errors"')) {
         errors += 1;
-        note(`socket ${spec.index}: ${data}`);
+        return note(`socket ${spec.index}: ${data}`);
       }
+      pushes += 1;
+      socket.pushes += 1;
+      if (!socket.record) return;
+      const post = (JSON.parse(data.toString('utf8')) as { payload: { data: Counts } }).payload.data.postCountsChanged;
+      socket.record.pushes.push(Number(post.id), post.counts.likes, Date.now());
     });
   });
 }
@@ -92,15 +68,15 @@ async function open(a: { url: string; query: string; sockets: ClientSpec[]; reco
     while (next < a.sockets.length) await openSocket(a.url, a.query, a.sockets[next++]!, a.record);
   };
   await Promise.all(Array.from({ length: Math.min(OPEN_CONCURRENCY, a.sockets.length) }, opener));
-  return sockets.length;
 }
+
+const terminateAll = () => {
+  for (const s of sockets) s.ws.terminate();
+};
 
 async function closeAll() {
   closing = true;
-  // Sockets the server does not answer within 10 s are cut.
-  const cut = setTimeout(() => {
-    for (const s of sockets) s.ws.terminate();
-  }, 10_000);
+  const cut = setTimeout(() => terminateAll(), 10_000);
   await Promise.all(
     sockets.map(({ ws }) => ws.readyState === WebSocket.CLOSED || new Promise((r) => ws.once('close', r).close(1000, 'bench done'))),
   );
@@ -112,21 +88,17 @@ async function closeAll() {
 /** Pollers, each on a keep-alive connection of its own; every poll kept as [sentAt, at, likes of each watched post]… (epoch ms). */
 function startPolling({ url, query, pollers, intervalMs }: { url: string; query: string; pollers: ClientSpec[]; intervalMs: number }) {
   let stopped = false;
-  const agents = pollers.map(() => new http.Agent({ keepAlive: true, maxSockets: 1 }));
   const records = pollers.map((spec) => ({ ...spec, polls: [] as number[] }));
-  const loops = records.map(async (record, i) => {
+  const loops = records.map(async (record) => {
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
     const body = JSON.stringify({ query, variables: { ids: record.postIds } });
-    await sleep(Math.random() * intervalMs); // spread over one interval, as independent clients would be
+    await sleep(Math.random() * intervalMs);
     while (!stopped) {
       const sentAt = Date.now();
       try {
-        // A poll the API does not answer in time fails (and the poller goes on), so stopping never hangs.
-        const { status, text } = await httpPost(`${url}/graphql`, body, { agent: agents[i]!, timeoutMs: POLL_TIMEOUT_MS });
-        if (status !== 200) throw new Error(`HTTP ${status}: ${text}`);
-        const json = JSON.parse(text) as { data?: { posts: ({ counts: { likes: number } } | null)[] }; errors?: unknown };
-        if (!json.data || json.errors) throw new Error(text);
-        record.polls.push(sentAt, Date.now(), ...json.data.posts.map((p) => p?.counts.likes ?? Number.NaN));
-        polls += 1;
+        type Posts = { posts: ({ counts: { likes: number } } | null)[] };
+        const { data } = await postGraphQL<Posts>(url, body, { agent, timeoutMs: POLL_TIMEOUT_MS });
+        record.polls.push(sentAt, Date.now(), ...data.posts.map((p) => p?.counts.likes ?? Number.NaN));
       } catch (error) {
         pollFailures += 1;
         note(`poller ${record.index}: ${(error as Error).message}`);
@@ -134,12 +106,12 @@ function startPolling({ url, query, pollers, intervalMs }: { url: string; query:
       const wait = sentAt + intervalMs - Date.now();
       if (wait > 0 && !stopped) await sleep(wait);
     }
+    agent.destroy();
   });
   return async () => {
     stopped = true;
     await Promise.all(loops);
-    for (const agent of agents) agent.destroy();
-    return { requests: polls, failures: pollFailures, unexpected, records };
+    return { failures: pollFailures, unexpected, records };
   };
 }
 
@@ -147,29 +119,23 @@ let stopPolling: ReturnType<typeof startPolling> | null = null;
 
 const commands = {
   open,
-  /** Pushes (`next` messages with data) and polls answered so far, and the event loop's time (ms). */
   mark: () => {
     const { idle, active } = performance.eventLoopUtilization();
-    return { pushes, polls, loop: { idle, active } };
+    return { pushes, loop: { idle, active } };
   },
-  /** `silent`: the indexes of the sockets that never received a push. */
   sockets: () => ({
     sockets: sockets.length,
     open: sockets.filter((s) => s.ws.readyState === WebSocket.OPEN).length,
     silent: sockets.filter((s) => s.pushes === 0).map((s) => s.index),
-    pushes,
-    errors,
-    closes,
-    unexpected,
+    ...{ errors, closes, unexpected },
     records: sockets.flatMap((s) => (s.record ? [s.record] : [])),
   }),
   closeAll,
   startPolling: (a: Parameters<typeof startPolling>[0]) => {
     if (stopPolling) throw new Error('already polling');
     stopPolling = startPolling(a);
-    return a.pollers.length;
   },
-  stopPolling: async () => {
+  stopPolling: () => {
     if (!stopPolling) throw new Error('not polling');
     const stop = stopPolling;
     stopPolling = null;
@@ -177,10 +143,4 @@ const commands = {
   },
 };
 export type LiveCommands = typeof commands;
-
-// Never outlive the bench: when its IPC channel closes, drop every socket and exit.
-process.on('disconnect', () => {
-  for (const s of sockets) s.ws.terminate();
-  process.exit(0);
-});
-serveParent(commands);
+serveParent(commands, {}, async () => terminateAll());

@@ -1,7 +1,6 @@
-// Tally's own /metrics (Prometheus text) as the bench reads it: gauges and counters summed
-// over their labels, and histogram percentiles between two readings.
+// Tally's own /metrics (Prometheus text): gauges and counters summed over their labels, histogram percentiles.
 
-/** The API's /metrics, or null when it does not answer within 30 s (an overloaded API answers HTTP late). */
+/** The API's /metrics, or null when it does not answer within 30 s. */
 export async function metricsText(url: string): Promise<string | null> {
   try {
     const res = await fetch(`${url}/metrics`, { signal: AbortSignal.timeout(30_000) });
@@ -19,7 +18,7 @@ export function metric(text: string | null, name: string): number {
   return sum;
 }
 
-/** A histogram's buckets: upper bound (s) → cumulative count (empty without metrics). */
+/** A histogram's buckets: upper bound (s) → cumulative count. */
 export function histogram(text: string | null, name: string): Map<number, number> {
   const buckets = new Map<number, number>();
   for (const match of (text ?? '').matchAll(new RegExp(`^${name}_bucket\\{le="([^"]+)"\\} (\\S+)$`, 'gm'))) {

@@ -1,35 +1,24 @@
-// The Node binaries the runtime comparison runs Tally on. BENCH_NODE_BINARIES lists them
-// (comma-separated paths, the first is the reference; "none" skips the comparison). By default:
-// Node 20 and Node 24, each the one running this bench if it is that major, else the first
-// `node` of that major on PATH, else (Node 24 only) .ci/node24, which installs it from the npm
-// registry when missing: the same Node 24 CI runs on.
+// The Node binaries the runtime comparison runs Tally on (BENCH_NODE_BINARIES; docs/performance.md, "Node 24 against Node 20").
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { projectPath } from '../../src/paths.js';
 
-export type NodeBinary = { path: string /** `node --version` of that binary. */; version: string };
+export type NodeBinary = { path: string; version: string };
 
 const versionOf = (path: string) => execFileSync(path, ['--version'], { encoding: 'utf8' }).trim();
 const majorOf = (path: string) => {
   try {
     return Number(/^v(\d+)\./.exec(versionOf(path))?.[1]);
   } catch {
-    return null; // no node there, or one that does not run
+    return null;
   }
 };
 
 function find(major: 20 | 24): string {
-  const candidates = [
-    process.execPath,
-    ...(process.env.PATH ?? '')
-      .split(':')
-      .filter(Boolean)
-      .map((dir) => join(dir, 'node')),
-  ];
-  const found = candidates.find((path) => majorOf(path) === major);
+  const onPath = (process.env.PATH ?? '').split(':').flatMap((dir) => (dir ? [join(dir, 'node')] : []));
+  const found = [process.execPath, ...onPath].find((path) => majorOf(path) === major);
   if (found) return found;
   if (major === 20) throw new Error('no Node 20 on PATH');
-  // npm's output goes to our stderr; its stdout is the bin directory.
   return join(execFileSync(projectPath('.ci/node24'), { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] }).trim(), 'node');
 }
 

@@ -1,49 +1,31 @@
-// Open-loop load: GraphQL requests sent at a fixed rate whatever the answers before them did
-// (a slow answer takes another connection instead of holding the next request back), so a
-// slowed server sees the offered rate and its slowness shows in the latencies.
+// The bench's one open-loop sender: requests at a fixed rate whatever the answers before them did.
 import http from 'node:http';
 import { httpPost } from './httpPost.js';
 
-export interface OpenLoopRequest {
-  body: string;
-  token: string;
-}
+export type OpenLoopRequest = { body: string; token: string };
+/** Date.now() when sent and answered, performance.now() latency; NaN when it failed. */
+export type RequestRecord = { sentAt: number; answeredAt: number; latencyMs: number; ok: boolean };
 
-export interface RequestRecord {
-  /** Date.now() when sent and when answered (NaN when it failed). */
-  sentAt: number;
-  answeredAt: number;
-  /** performance.now() from sent to answered; NaN when it failed. */
-  latencyMs: number;
-  ok: boolean;
-}
-
-/**
- * Sends `next(i)` for i = 0, 1, … at `perSecond` to `${url}/graphql` until stopped, or until
- * `count` are sent (`allSent` then resolves with the time of the last). `isOk` judges a 200
- * answer's body; anything else is a failure.
- */
+/** Sends `next(i)` at `perSecond` until stopped or `count` are sent (`allSent` resolves then); `isOk` judges a 200's body. */
 export function startOpenLoop(options: {
   url: string;
   perSecond: number;
   next: (i: number) => OpenLoopRequest;
   isOk: (body: string) => boolean;
-  /** Most connections at once (requests beyond wait for one, and their wait counts as latency). */
   maxSockets?: number;
   count?: number;
 }) {
-  const agent = openLoopAgent(options.maxSockets ?? 512);
+  // Idle connections close after 4 s, before Tally's 5 s keep-alive timeout would race a reuse.
+  const agent = new http.Agent({ keepAlive: true, maxSockets: options.maxSockets ?? 512, timeout: 4000 });
   const records: RequestRecord[] = [];
   const failures: string[] = [];
   const answers: Promise<void>[] = [];
   const waiting = new Set<http.ClientRequest>();
   const started = Date.now();
   const count = options.count ?? Number.POSITIVE_INFINITY;
-  let sent = 0;
-  let stopped = false;
+  let [sent, stopped] = [0, false];
   let lastSent: (at: number) => void = () => {};
   const allSent = new Promise<number>((resolve) => (lastSent = resolve));
-
   const fire = async (request: OpenLoopRequest) => {
     const record: RequestRecord = { sentAt: Date.now(), answeredAt: Number.NaN, latencyMs: Number.NaN, ok: false };
     const t0 = performance.now();
@@ -52,14 +34,10 @@ export function startOpenLoop(options: {
       ({ status, text }) => (status === 200 && options.isOk(text) ? null : `HTTP ${status}: ${text}`),
       (error: Error) => error.message,
     );
-    if (why === null) {
-      record.ok = true;
-      record.answeredAt = Date.now();
-      record.latencyMs = performance.now() - t0;
-    } else if (failures.length < 1000) failures.push(why.slice(0, 300));
+    if (why === null) Object.assign(record, { ok: true, answeredAt: Date.now(), latencyMs: performance.now() - t0 });
+    else if (failures.length < 1000) failures.push(why.slice(0, 300));
   };
-
-  // Due requests are computed from the clock, so a late timer sends the ones it owes at once.
+  // Due requests come from the clock, so a late timer sends the ones it owes at once.
   const tick = () => {
     if (stopped) return;
     const due = Math.min(count, Math.floor(((Date.now() - started) * options.perSecond) / 1000) + 1);
@@ -68,39 +46,23 @@ export function startOpenLoop(options: {
     else lastSent(Date.now());
   };
   tick();
-
   return {
     startedAt: started,
     allSent,
-    /** Stops sending; resolves once the answers are in, or abandoned `answerWaitMs` later (counted as `unanswered`). */
+    /** Stops sending; resolves once the answers are in, or `answerWaitMs` later with the rest abandoned (`unanswered`). */
     async stop(answerWaitMs = 30_000) {
       stopped = true;
-      const unanswered = await abandonAfter(answers, waiting, answerWaitMs);
+      let timer: NodeJS.Timeout | undefined;
+      const late = await Promise.race([
+        Promise.all(answers).then(() => false),
+        new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(true), answerWaitMs))),
+      ]);
+      clearTimeout(timer);
+      const unanswered = late ? waiting.size : 0;
+      for (const req of [...waiting]) req.destroy(new Error(`no answer ${answerWaitMs / 1000} s after the load stopped`));
+      await Promise.all(answers);
       agent.destroy();
       return { records, failures, unanswered };
     },
   };
-}
-
-/**
- * Keep-alive connections for open-loop load. An idle connection is closed after 4 s, before
- * Tally's HTTP_KEEP_ALIVE_TIMEOUT_MS (5 s) does: reusing one the server is closing fails with
- * ECONNRESET, a race of the client's, not a failure of the server's.
- */
-const openLoopAgent = (maxSockets: number) => new http.Agent({ keepAlive: true, maxSockets, timeout: 4000 });
-
-/** Waits up to `waitMs` for `answers`, then fails every request still open; resolves with how many that were. */
-async function abandonAfter(answers: Promise<unknown>[], waiting: Set<http.ClientRequest>, waitMs: number): Promise<number> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = await Promise.race([
-    Promise.all(answers).then(() => false),
-    new Promise<boolean>((resolve) => {
-      timer = setTimeout(() => resolve(true), waitMs);
-    }),
-  ]);
-  clearTimeout(timer);
-  const unanswered = late ? waiting.size : 0;
-  for (const req of [...waiting]) req.destroy(new Error(`no answer ${waitMs / 1000} s after the load stopped`));
-  await Promise.all(answers);
-  return unanswered;
 }

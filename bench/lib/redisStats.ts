@@ -1,13 +1,9 @@
-// What a server asks of Redis, counted on its own connection (in its own process), so other
-// Redis clients on the machine cannot skew it: round trips = socket writes (Tally's
-// trackRoundTrips: with auto-pipelining, everything issued in one tick is one write) and
-// commands = calls of ioredis' sendCommand (pipelined commands included).
+// Round trips (socket writes, Tally's trackRoundTrips) and commands (ioredis sendCommand calls) on a server's own connection.
 import type { RedisClient } from '../../src/redis/client.js';
 import { trackRoundTrips } from '../../src/redis/roundTrips.js';
 
 export type RedisStats = { roundTrips: number; commands: number };
 
-/** Counts from now on; Tally's app passes the round-trip tracker it has already. */
 export function trackRedis(redis: RedisClient, roundTrips = trackRoundTrips(redis)): () => RedisStats {
   let commands = 0;
   const client = redis as unknown as { sendCommand: (...args: unknown[]) => unknown };

@@ -1,5 +1,4 @@
-// One table for every scenario, side by side, with the ratios that matter; and the full
-// results as JSON.
+// The bench's one table printer, its ratio lines with their targets, and the results JSON.
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 
@@ -10,10 +9,9 @@ export interface TableRow {
   p50Ms: number;
   p99Ms: number;
   failures: number;
-  /** Redis round trips per request, one request at a time; and at full concurrency. */
+  /** Redis round trips per request, one request at a time and at full concurrency; commands per request. */
   rtAlone?: number;
   rtLoaded?: number;
-  /** Redis commands per request. */
   commands?: number;
   check: string;
   vs: string;
@@ -23,40 +21,18 @@ export interface Ratio {
   label: string;
   value: number;
   detail: string;
-  /** The value this ratio should reach (at least); shown with whether it does. */
+  /** At least this (at most when `atMost`). */
   target?: number;
-  /** The target is a ceiling (value ≤ target) instead of a floor. */
   atMost?: boolean;
-  /** Prints value and target when they are not ratios (milliseconds, bytes). */
+  /** Prints value and target when they are not ratios. */
   format?: (x: number) => string;
 }
 
-export const meetsTarget = (r: Ratio) => r.target === undefined || (r.atMost ? r.value <= r.target : r.value >= r.target);
-
+const meetsTarget = (r: Ratio) => r.target === undefined || (r.atMost ? r.value <= r.target : r.value >= r.target);
 export const times = (x: number) => `${x.toFixed(x >= 10 ? 0 : x >= 1 ? 1 : 2)}×`;
 const num = (x: number | undefined, digits = 0) => (x === undefined ? '-' : x.toFixed(digits));
 
-export function formatTable(rows: TableRow[], ratios: Ratio[]): string {
-  const header = 'scenario|server|req/s|p50 ms|p99 ms|failed|Redis RT/req alone|loaded|cmds/req|check|vs baseline'.split('|');
-  const cells = rows.map((r) => [
-    r.scenario,
-    r.server,
-    num(r.rps),
-    num(r.p50Ms, 1),
-    num(r.p99Ms, 1),
-    String(r.failures),
-    num(r.rtAlone, 2),
-    num(r.rtLoaded, 2),
-    num(r.commands, 1),
-    r.check,
-    r.vs,
-  ]);
-  const table = columns(header, cells, (i) => i >= 2 && i <= 8);
-  const rule = table.split('\n')[1]!;
-  return [table, rule, ...ratios.map(ratioLine)].join('\n');
-}
-
-/** Rows under a header, each column as wide as its widest cell; `right(i)` columns are right-aligned. */
+/** Rows under a header, each column as wide as its widest cell; `right(i)` columns right-aligned. */
 export function columns(header: string[], rows: string[][], right: (i: number) => boolean): string {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
   const line = (c: string[]) =>
@@ -67,13 +43,23 @@ export function columns(header: string[], rows: string[][], right: (i: number) =
   return [line(header), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)].join('\n');
 }
 
+/** A table of TableRows, a rule, and the ratio lines. */
+export function formatTable(rows: TableRow[], ratios: Ratio[]): string {
+  const header = 'scenario|server|req/s|p50 ms|p99 ms|failed|Redis RT/req alone|loaded|cmds/req|check|vs baseline'.split('|');
+  const cells = rows.map((r) => [
+    ...[r.scenario, r.server, num(r.rps), num(r.p50Ms, 1), num(r.p99Ms, 1), String(r.failures)],
+    ...[num(r.rtAlone, 2), num(r.rtLoaded, 2), num(r.commands, 1), r.check, r.vs],
+  ]);
+  const table = columns(header, cells, (i) => i >= 2 && i <= 8);
+  return [table, table.split('\n')[1]!, ...ratios.map(ratioLine)].join('\n');
+}
+
 /** The ratios that have a target, as the results JSON lists them. */
 export const targetsOf = (ratios: readonly Ratio[]) =>
   ratios
     .filter((r) => r.target !== undefined)
     .map((r) => ({ label: r.label, value: Number(r.value.toFixed(3)), target: r.target, atMost: r.atMost ?? false, met: meetsTarget(r) }));
 
-/** One ratio as printed under a table, with its target and whether this run met it. */
 export function ratioLine(r: Ratio): string {
   const show = r.format ?? times;
   const target =

@@ -1,6 +1,4 @@
-// The bench's one way of writing data: Tally's own commands (src/services/commands.ts), as
-// `npm run seed` uses them (an operator's, drawing from no client's budget), and users in
-// bulk SQL. Every scenario's world is written through it. Deterministic (seeded PRNG).
+// The bench's one seeding path: Tally's own commands (as an operator's, as `npm run seed` uses them), users in bulk SQL.
 import { random, shuffled } from '../../prisma/random.js';
 import { createApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
@@ -9,28 +7,28 @@ import { createApi } from '../../src/process/api.js';
 import { openParts } from '../../src/process/parts.js';
 import type { RedisClient } from '../../src/redis/client.js';
 import type { Keys } from '../../src/redis/keys.js';
-import { waitFor } from './waitFor.js';
+import { waitFor } from '../../test/support/wait.js';
 
 export const USERS = 1000;
-export const FEED_POSTS = 200;
-export const LIKE_TARGET_POSTS = 20;
 export const VIEWER_ID = 1;
-
-/** Runs `work` over `items`, `width` at a time (enough to fill the pipelines, not to queue for long). */
-export async function inBatches<T>(items: readonly T[], width: number, work: (item: T) => Promise<unknown>) {
-  for (let i = 0; i < items.length; i += width) await Promise.all(items.slice(i, i + width).map(work));
-}
+const [FEED_POSTS, LIKE_TARGET_POSTS] = [200, 20];
 
 export const range = (first: number, n: number) => Array.from({ length: n }, (_, i) => first + i);
+export const inGroups = <T>(items: readonly T[], size: number) =>
+  Array.from({ length: Math.ceil(items.length / size) }, (_, i) => items.slice(i * size, (i + 1) * size));
+/** Runs `work` over `items`, `width` at a time. */
+export async function inBatches<T>(items: readonly T[], width: number, work: (item: T) => Promise<unknown>) {
+  for (const group of inGroups(items, width)) await Promise.all(group.map(work));
+}
 
-/** Waits until PostgreSQL holds every fact accepted so far (Tally's own mark, as the eraser uses it); throws after `timeoutMs`. */
+/** Waits until PostgreSQL holds every fact accepted so far (Tally's own mark, as the eraser uses it). */
 export async function waitUntilPersisted(redis: RedisClient, keys: Keys, timeoutMs = 300_000): Promise<void> {
   const marks = createPersistedMarks(redis, keys);
   const mark = await marks.now();
-  await waitFor('the fact persister did not catch up', async () => ((await marks.passed(mark)) ? true : undefined), timeoutMs);
+  await waitFor(() => marks.passed(mark), Boolean, { timeoutMs, intervalMs: 250, what: 'the fact persister' });
 }
 
-/** Tally's commands and what the API reads (its ApiDeps) on connections of their own; `close` when done. */
+/** Tally's commands and its ApiDeps on connections of their own; `close` when done. */
 export async function openSeeder(serverEnv: Record<string, string>) {
   const connections = openParts(loadConfig(serverEnv), { name: 'bench-seed' });
   const api = createApi(connections, { operator: true });
@@ -43,10 +41,14 @@ export async function openSeeder(serverEnv: Record<string, string>) {
     /** Users with these ids, named `${name} ${id}`. */
     addUsers: (ids: readonly number[], name: string) =>
       connections.db.$executeRaw`INSERT INTO users (id, name) SELECT id, ${name} || ' ' || id FROM unnest(${ids}::bigint[]) AS id`,
-    /** A post by `authorId` (counters initialised, as createPost does). */
     post: (authorId: number, title: string) => deps.commands.posts.create(authorId, { title, body: `Body of ${title}.` }),
     like: (userId: number, postId: number, kind: 'LIKE' | 'FAV' = 'LIKE') =>
       deps.commands.relations.setOnPost(userId, { postId, kind, active: true }),
+    async tokens(ids: readonly number[]) {
+      const tokens = new Map<number, string>();
+      await inBatches(ids, 100, async (id) => tokens.set(id, await deps.auth.sign(id)));
+      return tokens;
+    },
     async close() {
       api.stop();
       await connections.close();
@@ -54,16 +56,10 @@ export async function openSeeder(serverEnv: Record<string, string>) {
   };
 }
 
-export type Seeder = Awaited<ReturnType<typeof openSeeder>>;
-
 export type World = Awaited<ReturnType<typeof seedWorld>>;
 
-/**
- * The feed and hot-post world: USERS users, posts with long-tail likes and favs, folded into
- * the counters (by a worker of this process) so the feed reads them as in production.
- */
+/** The feed and hot-post world: USERS users, posts with long-tail likes and favs, folded into the counters by a worker here. */
 export async function seedWorld(serverEnv: Record<string, string>) {
-  // ROLE=worker: the aggregator and flusher that fold the seed's events, no GraphQL.
   const app = createApp(loadConfig({ ...serverEnv, ROLE: 'worker' }));
   await app.start();
   const seeder = await openSeeder(serverEnv);
@@ -77,7 +73,6 @@ export async function seedWorld(serverEnv: Record<string, string>) {
     const warmup = await createPost('like warm-up');
     const feed = [];
     for (let i = 0; i < FEED_POSTS; i++) feed.push(await createPost(`feed post ${i}`));
-
     // A long tail: the post of popularity rank r has ~800/(r+1) likes; ranks shuffled over the feed.
     const ranks = shuffled(
       feed.map((_, i) => i),
@@ -99,26 +94,17 @@ export async function seedWorld(serverEnv: Record<string, string>) {
     });
     for (const post of [...likeTargets, warmup]) expected.set(post.id, { likes: 0, favs: 0, liked: false, faved: false });
     await inBatches(writes, 500, (w) => seeder.like(w.userId, w.postId, w.kind));
-
-    // Fold until the counters equal the likes written (the aggregator consumes meanwhile).
     const ids = [...expected.keys()];
     const all = range(0, app.config.partitions);
-    await waitFor(
-      'seeded likes were not flushed into the counters',
-      async () => {
-        await app.workers!.flusher.foldPartitions(all);
-        const counts = await seeder.deps.postCounters.load(ids);
-        const e = (i: number) => expected.get(ids[i]!)!;
-        return counts.every((c, i) => c?.likes === e(i).likes && c?.favs === e(i).favs) ? true : undefined;
-      },
-      60_000,
-      200,
-    );
-
-    // The prisma-count baseline copies its rows from the facts PostgreSQL holds.
-    await waitUntilPersisted(app.redis, app.keys);
-    const tokens = new Map<number, string>();
-    await inBatches(userIds, 100, async (id) => tokens.set(id, await seeder.deps.auth.sign(id)));
+    const folded = async () => {
+      await app.workers!.flusher.foldPartitions(all);
+      const counts = await seeder.deps.postCounters.load(ids);
+      const e = (i: number) => expected.get(ids[i]!)!;
+      return counts.every((c, i) => c?.likes === e(i).likes && c?.favs === e(i).favs);
+    };
+    await waitFor(folded, Boolean, { timeoutMs: 60_000, intervalMs: 200, what: 'the seeded likes in the counters' });
+    await waitUntilPersisted(app.redis, app.keys); // the prisma-count baseline copies its rows from PostgreSQL's facts
+    const tokens = await seeder.tokens(userIds);
     return { userIds, tokens, likeTargetIds: likeTargets.map((p) => p.id), warmupPostId: warmup.id, expected };
   } finally {
     await seeder.close();

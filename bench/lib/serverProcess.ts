@@ -1,5 +1,4 @@
-// Child-process entry (bench/lib/child.ts): runs ONE server under test, its kind the argument
-// and its settings the environment, so the load generator never shares its event loop.
+// Child-process entry (bench/lib/child.ts): ONE server under test, its kind the argument, its settings the environment.
 import { createApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
 import { startNaiveFeedServer } from '../baselines/naiveFeed.js';
@@ -8,15 +7,7 @@ import { serveParent } from './child.js';
 import { type RedisStats, trackRedis } from './redisStats.js';
 
 export type ServerKind = 'tally' | 'apollo-default-feed' | 'naive-feed' | 'prisma-count-feed' | 'jit-feed' | 'pg-likes';
-
-interface Running {
-  url: string;
-  /** Redis round trips and commands of the API connection since start. */
-  redisStats?: () => RedisStats;
-  /** Folds every partition's pending aggregates into the counters now. */
-  flush?: () => Promise<number>;
-  stop(): Promise<void>;
-}
+type Running = { url: string; redisStats?: () => RedisStats; flush?: () => Promise<number>; stop(): Promise<unknown> };
 
 async function startTally(): Promise<Running> {
   const app = createApp(loadConfig(process.env));
@@ -31,10 +22,9 @@ async function startTally(): Promise<Running> {
   };
 }
 
+// Imported on demand: a child loads only its own server's modules, which would otherwise inflate its memory.
 const starters: Record<ServerKind, () => Promise<Running>> = {
   tally: startTally,
-  // Imported on demand: a child loads only its own server (graphql-jit, the bench's Prisma
-  // client), so a server's memory is not inflated by another's modules.
   'apollo-default-feed': async () => (await import('../baselines/apolloDefaultFeed.js')).startApolloDefaultFeedServer(process.env),
   'naive-feed': () => startNaiveFeedServer(process.env),
   'prisma-count-feed': async () => (await import('../baselines/prismaCountFeed.js')).startPrismaCountFeedServer(process.env),
@@ -47,28 +37,17 @@ if (!starters[kind] || !process.send) {
   console.error(`usage: node --import tsx bench/lib/serverProcess.ts <${Object.keys(starters).join('|')}> (with an IPC channel)`);
   process.exit(2);
 }
-
 const server = await starters[kind]();
-let stopping: Promise<void> | null = null;
-const stop = () =>
-  (stopping ??= server.stop().finally(() => {
-    if (process.connected) process.disconnect();
-    process.exit(0);
-  }));
-
-// Never outlive the parent: if it dies, the IPC channel closes.
-process.on('disconnect', () => void stop());
-
+const gc = (globalThis as { gc?: () => void }).gc;
 serveParent(
   {
     redisStats: () => server.redisStats?.() ?? null,
     flush: async () => (await server.flush?.()) ?? null,
     memory: () => {
-      // After a full collection when Node runs with --expose-gc: what is live, not garbage.
-      const gc = (globalThis as { gc?: () => void }).gc;
-      gc?.();
+      gc?.(); // with --expose-gc: what is live, not garbage
       return { ...process.memoryUsage(), collected: gc !== undefined };
     },
   },
   { url: server.url },
+  () => server.stop(),
 );

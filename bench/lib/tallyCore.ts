@@ -1,7 +1,4 @@
-// Tally's own ApiDeps, per-request context (hence the same DataLoaders) and Redis counters,
-// for the baselines that serve Tally's schema through another pipeline ((a) and (d)). The app
-// is started as a whole (ROLE=api) because `App.stop` expects a started app; its own HTTP port
-// stays idle, so the pipeline under test is the only one doing work.
+// Tally's ApiDeps, request context and Redis counters for the baselines (a) and (d); its own HTTP port stays idle.
 import type { IncomingMessage } from 'node:http';
 import { createApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
@@ -15,7 +12,6 @@ export async function startTallyCore(env: NodeJS.ProcessEnv) {
   await app.start();
   const context = createContextFactory(app.deps);
   return {
-    /** Tally's context of one request, as its own HTTP front builds it. */
     contextOf: (req: IncomingMessage) =>
       context(
         req.headers.authorization,

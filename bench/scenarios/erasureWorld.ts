@@ -1,14 +1,11 @@
-// The account-erasure scenario's world, written through Tally's commands (bench/lib/seed.ts) and read back as a
-// client and an operator would: counts against a recount, what is left of the victim (docs/performance.md).
+// The account-erasure world through bench/lib/seed.ts, and its checks: counts against a recount, what is left of the victim.
 import type { Redis } from 'ioredis';
 import type pg from 'pg';
 import type { Keys } from '../../src/redis/keys.js';
-import { gql } from '../lib/load.js';
-import { inBatches, openSeeder, range } from '../lib/seed.js';
+import { gql } from '../lib/httpPost.js';
+import { inBatches, inGroups, openSeeder, range } from '../lib/seed.js';
 
 export const VICTIM = 1;
-// The authors of the bulk posts (the victim follows 20 of them), the victim's followers (who
-// like its posts), the load's users; counts are checked of the authors and the followers.
 const AUTHORS = range(2, 100);
 const FOLLOWERS = range(3001, 20);
 export const LOAD_USERS = range(1001, 1000);
@@ -29,7 +26,7 @@ export async function seedErasureWorld(serverEnv: Record<string, string>, likes:
       FROM generate_series(1, ${likes}) AS g ORDER BY g RETURNING id`;
     const likedPostIds = inserted.map((r) => Number(r.id)).sort((a, b) => a - b);
     // What createPost does per post, for the bulk: the authors' `posts` counters, each post's packed counters.
-    await Promise.all(AUTHORS.map((id) => deps.userCounters.rebuild(id)));
+    await inBatches(AUTHORS, 10, (id) => deps.userCounters.rebuild(id)); // 10: Prisma's pool; more time out waiting
     await inBatches(likedPostIds, 1000, (id) => deps.postCounters.initialize(id));
     const victimPosts = await Promise.all(range(0, 5).map((i) => seeder.post(VICTIM, `Victim post ${i}`)));
     await inBatches(likedPostIds, SEED_WIDTH * 4, async (postId) => {
@@ -44,8 +41,7 @@ export async function seedErasureWorld(serverEnv: Record<string, string>, likes:
     const follow = (userId: number, followeeId: number) => commands.relations.follow(userId, { followeeId, active: true });
     await Promise.all([...followees.map((followeeId) => follow(VICTIM, followeeId)), ...FOLLOWERS.map((userId) => follow(userId, VICTIM))]);
     await Promise.all(FOLLOWERS.flatMap((userId) => victimPosts.map((post) => seeder.like(userId, post.id))));
-    const tokens = new Map<number, string>();
-    await inBatches([VICTIM, ...LOAD_USERS], 100, async (id) => tokens.set(id, await deps.auth.sign(id)));
+    const tokens = await seeder.tokens([VICTIM, ...LOAD_USERS]);
     const seed = { likes: likedPostIds.length, favs: favedPostIds.length, otherLikes: otherLiked.length };
     return { likedPostIds, tokens, seed: { ...seed, victimFacts: seed.likes + seed.favs + followees.length } };
   } finally {
@@ -71,8 +67,7 @@ type Counts = Record<string, number> | null | undefined;
 /** Served counts against the recount, a page of ids at a time (four at once). */
 async function compare(db: pg.Pool, recount: string, ids: number[], serve: (page: number[]) => Promise<Counts[]>) {
   const mismatches: { id: number; field: string; served: number | null; recounted: number }[] = [];
-  const pages = range(0, Math.ceil(ids.length / PAGE)).map((i) => ids.slice(i * PAGE, (i + 1) * PAGE));
-  await inBatches(pages, 4, async (page) => {
+  await inBatches(inGroups(ids, PAGE), 4, async (page) => {
     const [served, { rows }] = await Promise.all([serve(page), db.query(recount, [page])]);
     for (const { id, ...recounted } of rows as ({ id: number } & Record<string, number>)[]) {
       const got = served[page.indexOf(id)];

@@ -1,11 +1,8 @@
-// Scenarios "feed" and "runtimes" (docs/performance.md, "The bench" and "Node 24 against
-// Node 20"): pages of 20 and 50 posts on the same seeded data and bearer token, from Tally and
-// four baselines (plus Tally's floor, { __typename }), or from Tally on each Node binary; every
-// case checked against the seeded page, warmed up, then timed in round-robin rounds. The Redis
-// per request, table cells and ratios here serve the hot post too.
+// Scenarios "feed" and "runtimes" (docs/performance.md, "The bench", "Node 24 against Node 20").
 import { isDeepStrictEqual } from 'node:util';
 import { createFeedRelationTables } from '../baselines/prismaCountFeed.js';
-import { combineRounds, gql, type LoadResult, runLoad } from '../lib/load.js';
+import { gql } from '../lib/httpPost.js';
+import { combineRounds, type LoadOptions, type LoadResult, runLoad } from '../lib/load.js';
 import type { NodeBinary } from '../lib/nodeBinaries.js';
 import { type Ratio, type TableRow, times } from '../lib/report.js';
 import { VIEWER_ID, type World } from '../lib/seed.js';
@@ -13,9 +10,9 @@ import type { ServerKind } from '../lib/serverProcess.js';
 import { type ServerHandle, startServer } from '../lib/servers.js';
 
 export const FEED_CONNECTIONS = 16;
-export const FEED_ROUNDS = 3; // the timed seconds of a case are split into this many rounds
+export const FEED_ROUNDS = 3;
 export const PAGES = [20, 50] as const;
-const ROUND_TRIP_PAGES = [1, 10, 20, 50, 100]; // Tally's Redis round trips per request counted, one request at a time
+const ROUND_TRIP_PAGES = [1, 10, 20, 50, 100];
 const FLOOR = '{ __typename }';
 const FEED = `query Feed($first: Int!) {
   feed(first: $first) {
@@ -24,7 +21,6 @@ const FEED = `query Feed($first: Int!) {
   }
 }`;
 
-/** In the order they are measured (Tally first: its pages are the reference). */
 export const FEED_SERVERS = [
   { id: 'tally', kind: 'tally', name: 'Tally' },
   { id: 'a', kind: 'apollo-default-feed', name: '(a) Apollo defaults, same DataLoaders' },
@@ -33,7 +29,7 @@ export const FEED_SERVERS = [
   { id: 'd', kind: 'jit-feed', name: '(d) graphql-jit, same DataLoaders' },
 ] as const satisfies readonly { id: string; kind: ServerKind; name: string }[];
 type ServerId = (typeof FEED_SERVERS)[number]['id'];
-// Issue 8: Tally's req/s over the baseline's reach these; its Redis round trips per page stay within ROUND_TRIPS_TARGET.
+// Issue 8's targets: Tally's req/s over the baseline's; Redis round trips per page.
 const TARGETS: Partial<Record<ServerId, number>> = { a: 2.5, d: 0.8 };
 const ROUND_TRIPS_TARGET = 2;
 
@@ -65,11 +61,7 @@ export const versus = (label: string, run: LoadResult, base: LoadResult, target?
   ...(target !== undefined && { target }),
 });
 
-/**
- * What every feed case starts from: the viewer's token, and a check of a server's page of
- * `page` posts (the first server's must be the seeded one, every other's the same) that
- * resolves with the answer's text, which every timed response must then equal.
- */
+/** Checks of a page (the seeded one, the same on every server) resolving with the body every timed answer must equal; cases prepared and timed. */
 function feedCases({ world, warmupS }: Options) {
   const token = world.tokens.get(VIEWER_ID)!;
   const headers = { authorization: `Bearer ${token}` };
@@ -77,39 +69,46 @@ function feedCases({ world, warmupS }: Options) {
   const checkPage = async (server: ServerHandle, name: string, page: number) => {
     const { data, text } = await gql(server.url, FEED, { first: page }, token);
     const edges: { node: any }[] = data.feed.edges;
-    if (!reference.has(page)) {
-      const answered = edges.map(({ node }) => [Number(node.id), { ...node.counts, ...node.myState }]);
-      if (
-        edges.length !== page ||
-        !isDeepStrictEqual(
-          answered,
-          answered.map(([id]) => [id, world.expected.get(id)]),
-        )
-      )
-        throw new Error(`${name}: feed ${page} is not the seeded page: ${text}`);
-      reference.set(page, edges);
-    }
+    const seeded = edges.map(({ node }) => [world.expected.get(Number(node.id)), { ...node.counts, ...node.myState }]);
+    if (!reference.has(page) && (edges.length !== page || !seeded.every(([e, got]) => isDeepStrictEqual(e, got))))
+      throw new Error(`${name}: feed ${page} is not the seeded page: ${text}`);
+    if (!reference.has(page)) reference.set(page, edges);
     if (!isDeepStrictEqual(edges, reference.get(page)))
       throw new Error(`${name} and the first server answered different feed pages of ${page}`);
     return text;
   };
-  /** Not timed: lets V8 optimise the hot path, then waits for the server to go quiet. */
-  const warmUp = async (server: ServerHandle, body: string) => {
-    await runLoad({ url: server.url, connections: FEED_CONNECTIONS, durationS: warmupS, body, headers });
+  const load = (server: ServerHandle, body: string, more: Partial<LoadOptions>) =>
+    runLoad({ url: server.url, connections: FEED_CONNECTIONS, body, headers, ...more });
+  const oneByOne = (server: ServerHandle, n: number, query: string, variables: Record<string, unknown>) =>
+    redisPerRequest(server, async () => {
+      for (let i = 0; i < n; i++) await gql(server.url, query, variables, token);
+      return n;
+    });
+  /** A case warmed up; with `redis`, its Redis round trips one request at a time and loaded (a fixed number of requests, all answered). */
+  const prepare = async (server: ServerHandle, label: string, page: number | null, expectBody: string, redis: boolean) => {
+    const [query, variables] = page === null ? [FLOOR, {}] : [FEED, { first: page }];
+    const body = JSON.stringify({ query, variables });
+    const redisAlone = redis ? await oneByOne(server, 20, query, variables) : null;
+    await load(server, body, { durationS: warmupS });
     await server.settle();
+    const amount = FEED_CONNECTIONS * 8;
+    const redisLoaded = !redis
+      ? null
+      : await redisPerRequest(server, async () => {
+          const { failures } = await load(server, body, { amount, expectBody });
+          if (failures > 0) throw new Error(`${label}: ${failures} failed requests`);
+          return amount;
+        });
+    return { server, label, page, body, expectBody, redisAlone, redisLoaded };
   };
-  /**
-   * Times every case for `durationS` in all, in FEED_ROUNDS rounds taken round-robin (every
-   * other round backwards when `alternate`); resolves with each case's rounds combined.
-   */
+  /** Every case for `durationS` in all, in FEED_ROUNDS round-robin rounds (every other one backwards when `alternate`). */
   const timeInRounds = async (cases: Case[], durationS: number, alternate: boolean) => {
     const rounds = cases.map((): LoadResult[] => []);
     for (let round = 1; round <= FEED_ROUNDS; round++) {
       const order = cases.map((_, i) => i);
       for (const i of alternate && round % 2 === 0 ? order.reverse() : order) {
         const { server, body, expectBody } = cases[i]!;
-        const seconds = durationS / FEED_ROUNDS;
-        rounds[i]!.push(await runLoad({ url: server.url, connections: FEED_CONNECTIONS, durationS: seconds, body, headers, expectBody }));
+        rounds[i]!.push(await load(server, body, { durationS: durationS / FEED_ROUNDS, expectBody }));
         await server.settle();
       }
       console.log(
@@ -118,55 +117,34 @@ function feedCases({ world, warmupS }: Options) {
     }
     return rounds.map((r) => ({ load: combineRounds(r), rounds: r.map((x) => Number(x.rps.toFixed(1))) }));
   };
-  return { token, headers, checkPage, warmUp, timeInRounds };
+  return { token, checkPage, oneByOne, prepare, timeInRounds };
 }
 
 type FeedResults = Awaited<ReturnType<typeof runFeedScenario>>;
 
 export async function runFeedScenario(opts: Options) {
-  const { token, headers, checkPage, warmUp, timeInRounds } = feedCases(opts);
-  const oneByOne = (server: ServerHandle, n: number, query: string, variables: Record<string, unknown>) =>
-    redisPerRequest(server, async () => {
-      for (let i = 0; i < n; i++) await gql(server.url, query, variables, token);
-      return n;
-    });
-  // Not timed: Redis per request alone (20 requests) and loaded, and a warm-up.
-  const prepare = async (server: ServerHandle, id: ServerId, name: string, page: number | null, expectBody: string) => {
-    const run = { name, server: id, query: page === null ? ('floor' as const) : ('feed' as const), page };
-    const [query, variables] = page === null ? [FLOOR, {}] : [FEED, { first: page }];
-    const body = JSON.stringify({ query, variables });
-    const redisAlone = await oneByOne(server, 20, query, variables);
-    await warmUp(server, body);
-    // A fixed number of requests, all answered: a timed run ends with requests in flight whose commands would count, not their answers.
-    const amount = FEED_CONNECTIONS * 8;
-    const redisLoaded = await redisPerRequest(server, async () => {
-      const { failures } = await runLoad({ url: server.url, connections: FEED_CONNECTIONS, amount, body, headers, expectBody });
-      if (failures > 0) throw new Error(`${name}: ${failures} failed requests`);
-      return amount;
-    });
-    return { run, redisAlone, redisLoaded, server, label: `${id} ${page ?? 'floor'}`, body, expectBody };
-  };
-
+  const { token, checkPage, oneByOne, prepare, timeInRounds } = feedCases(opts);
   const servers: ServerHandle[] = [];
   const roundTripsByPage = [];
   try {
     const cases = [];
     for (const { id, kind, name } of FEED_SERVERS) {
       if (kind === 'prisma-count-feed') await createFeedRelationTables(opts.serverEnv.DATABASE_URL!, opts.world.expected.values());
-      // ROLE=api: an idle aggregator's polling would only add noise to a read-only benchmark.
       const server = await startServer(kind, { ...opts.serverEnv, ROLE: 'api' });
       servers.push(server);
       const pages = [];
       for (const page of PAGES) pages.push(await checkPage(server, name, page));
       if (id === 'tally') {
         const floor = await gql(server.url, FLOOR, {}, token);
-        cases.push(await prepare(server, id, 'Tally { __typename }', null, floor.text));
+        cases.push({ name: 'Tally { __typename }', id, ...(await prepare(server, 'tally floor', null, floor.text, true)) });
         for (const page of ROUND_TRIP_PAGES) roundTripsByPage.push({ page, ...(await oneByOne(server, 10, FEED, { first: page }))! });
       }
-      for (const [i, page] of PAGES.entries()) cases.push(await prepare(server, id, name, page, pages[i]!));
+      for (const [i, page] of PAGES.entries()) cases.push({ name, id, ...(await prepare(server, `${id} ${page}`, page, pages[i]!, true)) });
     }
     const timed = await timeInRounds(cases, opts.durationS, false);
-    const runs = cases.map((c, i) => ({ ...c.run, ...timed[i]!, redisAlone: c.redisAlone, redisLoaded: c.redisLoaded }));
+    const runs = cases.map(({ name, id, page, redisAlone, redisLoaded }, i) => {
+      return { name, server: id, query: page === null ? 'floor' : 'feed', page, ...timed[i]!, redisAlone, redisLoaded };
+    });
     return { runs, roundTripsByPage };
   } finally {
     for (const server of servers) await server.stop();
@@ -198,7 +176,6 @@ export function feedRatios(runs: FeedResults['runs'], roundTripsByPage: FeedResu
   ];
 }
 
-/** The floor, then each page size with its servers side by side. */
 export function feedRows(runs: FeedResults['runs']): TableRow[] {
   const cells = (r: (typeof runs)[number]) => ({ server: r.name, ...r.load, ...redisCells(r.redisAlone, r.redisLoaded) });
   const floor = runOf(runs, 'tally', null);
@@ -217,21 +194,17 @@ export function feedRows(runs: FeedResults['runs']): TableRow[] {
 
 export type RuntimeRun = Awaited<ReturnType<typeof runRuntimeScenario>>[number];
 
-/** Tally's feed on each binary: the same build, flags, data and request, so only the runtime differs; all servers at once. */
 export async function runRuntimeScenario(opts: Options & { binaries: readonly NodeBinary[] }) {
-  const { checkPage, warmUp, timeInRounds } = feedCases(opts);
+  const { checkPage, prepare, timeInRounds } = feedCases(opts);
   const servers: ServerHandle[] = [];
   try {
     for (const binary of opts.binaries) servers.push(await startServer('tally', { ...opts.serverEnv, ROLE: 'api' }, binary.path));
     const cases = [];
-    // Page by page, so the runtimes of one page are timed back to back in every round.
     for (const page of PAGES) {
       for (const [i, server] of servers.entries()) {
-        const { version, path } = opts.binaries[i]!;
-        const expectBody = await checkPage(server, `Tally on Node ${version}`, page);
-        const body = JSON.stringify({ query: FEED, variables: { first: page } });
-        await warmUp(server, body);
-        cases.push({ server, node: version, binary: path, page, label: `${version} ${page}`, body, expectBody });
+        const { version: node, path: binary } = opts.binaries[i]!;
+        const expectBody = await checkPage(server, `Tally on Node ${node}`, page);
+        cases.push({ node, binary, ...(await prepare(server, `${node} ${page}`, page, expectBody, false)) });
       }
     }
     const timed = await timeInRounds(cases, opts.durationS, true);
@@ -241,7 +214,6 @@ export async function runRuntimeScenario(opts: Options & { binaries: readonly No
   }
 }
 
-/** Per page size, each runtime against the first (the reference). */
 const byPage = (runs: readonly RuntimeRun[]) =>
   PAGES.map((page) => {
     const [reference, ...others] = runs.filter((r) => r.page === page);
@@ -259,7 +231,6 @@ export const runtimeRows = (runs: readonly RuntimeRun[]): TableRow[] =>
     })),
   );
 
-// Each round's ratio too: on a noisy machine their spread says how far to trust the total.
 export const runtimeRatios = (runs: readonly RuntimeRun[]): Ratio[] =>
   byPage(runs).flatMap(({ page, reference, others }) =>
     others.map((r) => {

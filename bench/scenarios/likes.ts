@@ -1,21 +1,18 @@
-// Scenario "hot post" (docs/performance.md, "The bench"): N distinct users like ONE post, on Tally
-// and on the PostgreSQL baseline, same requests in the same order.
+// Scenario "hot post" (docs/performance.md, "The bench"): N distinct users like ONE post.
 import { random, shuffled } from '../../prisma/random.js';
 import { createAuth } from '../../src/auth/jwt.js';
 import { countLikeRows, resetLikeTables } from '../baselines/pgLikes.js';
 import { graphqlReader, measureFreshness, startCountPoller } from '../lib/freshness.js';
-import { likeBody, runLoad } from '../lib/load.js';
+import { firstSight, likeBody, sendAll } from '../lib/load.js';
 import { type Ratio, type TableRow, times } from '../lib/report.js';
 import { USERS, type World } from '../lib/seed.js';
 import type { ServerKind } from '../lib/serverProcess.js';
-import { type ServerHandle, startServer } from '../lib/servers.js';
+import { startServer } from '../lib/servers.js';
 import { redisCells, redisPerRequest, versus } from './feed.js';
 
-export const LIKE_CONNECTIONS = 32;
+const LIKE_CONNECTIONS = 32;
 const WATCH_AFTER_S = 10; // how long after the last acknowledgement the count may take to include every like
-// Issue 8: Tally ≥ 3× PostgreSQL's likes/s on one hot row, freshness p99 ≤ 1 s.
-const THROUGHPUT_TARGET = 3;
-const FRESHNESS_P99_TARGET_MS = 1000;
+const [THROUGHPUT_TARGET, FRESHNESS_P99_TARGET_MS] = [3, 1000]; // issue 8
 
 const TALLY_COUNT = {
   query: 'query Count($id: ID!) { post(id: $id) { counts { likes } } }',
@@ -23,16 +20,6 @@ const TALLY_COUNT = {
 };
 const PG_COUNT = { query: 'query Count($id: ID!) { likeCount(postId: $id) }', pick: (d: any) => d.likeCount as number };
 const ms = (x: number | null) => (x === null ? '∞' : `${x.toFixed(0)} ms`);
-
-/** Sends every request once, in order, at full concurrency. */
-function sendAll(server: ServerHandle, requests: readonly { body: string; token: string }[], onBody?: (body: string) => void) {
-  let k = 0;
-  const next = () => {
-    const { body, token } = requests[k++]!;
-    return { body, headers: { authorization: `Bearer ${token}` } };
-  };
-  return runLoad({ url: server.url, connections: LIKE_CONNECTIONS, amount: requests.length, next, ...(onBody && { onBody }) });
-}
 
 export type LikeRun = Awaited<ReturnType<typeof runLikeScenario>>['runs'][number];
 
@@ -45,17 +32,15 @@ export async function runLikeScenario(opts: { serverEnv: Record<string, string>;
   for (let id = 1; id <= n; id++) tokens.push(world.tokens.get(id) ?? (await auth.sign(id)));
   // A hot post is liked in no particular order (a fixed seed: the same order everywhere).
   const likes = shuffled(tokens, random(8)).map((token) => ({ body: likeBody(hotPostId), token }));
-  // Warm-up, not timed: every user's first request (Tally creates and caches the user), then the mutation on another post.
-  const firstSight = tokens.map((token) => ({ body: JSON.stringify({ query: '{ __typename }' }), token }));
+  // Warm-up, not timed: every user's first request, then the mutation on another post.
   const warmLikes = tokens.slice(0, USERS).map((token) => ({ body: likeBody(world.warmupPostId), token }));
-
   const measure = async (name: string, kind: ServerKind, env: Record<string, string> = {}) => {
     const server = await startServer(kind, { ...serverEnv, ...env });
     const count = kind === 'tally' ? TALLY_COUNT : PG_COUNT;
     const reader = graphqlReader(server.url, count.query, { id: String(hotPostId) }, count.pick);
     try {
-      await sendAll(server, firstSight);
-      await sendAll(server, warmLikes);
+      await firstSight(server.url, tokens);
+      await sendAll(server.url, warmLikes, LIKE_CONNECTIONS);
       const baseCount = await reader.read();
       if (baseCount !== 0) throw new Error(`${name}: the hot post has ${baseCount} likes before the run`);
       const acks: number[] = [];
@@ -66,7 +51,7 @@ export async function runLikeScenario(opts: { serverEnv: Record<string, string>;
         if (body.includes('"changed":true')) acks.push(performance.now());
       };
       const redisLoaded = await redisPerRequest(server, async () => {
-        load = await sendAll(server, likes, acknowledged);
+        load = await sendAll(server.url, likes, LIKE_CONNECTIONS, acknowledged);
         return load.requests;
       });
       // Keep polling until the count shows every like, or the watch ends.
@@ -88,11 +73,8 @@ export async function runLikeScenario(opts: { serverEnv: Record<string, string>;
       await server.stop();
     }
   };
-
   // Tally as deployed by default (ROLE=all): the aggregator and the flush run alongside.
   const runs = [await measure('Tally', 'tally', { ROLE: 'all' })];
-  // Tally's answer does not wait for a disk write (unless Redis runs appendfsync always; see
-  // machine.redis in the results), so PostgreSQL is also shown not waiting for its WAL fsync.
   for (const [name, env] of [
     ['PostgreSQL', {}],
     ['PostgreSQL, sync commit off', { BENCH_PG_SYNCHRONOUS_COMMIT: 'off' }],

@@ -1,56 +1,39 @@
-// The live counts scenario's settings, its client processes, and what it measures: the likes
-// sent open loop and their acknowledgements per post, latency of pushes and polls, pushes due,
-// the API's memory, settled counts, socket totals, cores used.
-import os from 'node:os';
+// The live counts scenario's settings, client processes and measurements (docs/performance.md, "Live counts").
 import { random, shuffled } from '../../prisma/random.js';
+import { waitFor } from '../../test/support/wait.js';
 import { entryOf, startChild } from '../lib/child.js';
 import { intSetting } from '../lib/env.js';
-import { inclusionLags, percentile } from '../lib/freshness.js';
+import { inclusionLags, lagStats, percentile, sortUp, sum } from '../lib/freshness.js';
+import { gql } from '../lib/httpPost.js';
 import type { ClientSpec, LiveCommands } from '../lib/liveClientProcess.js';
-import { gql, likeBody } from '../lib/load.js';
+import { likeBody } from '../lib/load.js';
 import { metric, metricsText } from '../lib/metrics.js';
-import { startOpenLoop } from '../lib/openLoop.js';
+import { type RequestRecord, startOpenLoop } from '../lib/openLoop.js';
 import { type cpuBetween, rssBytes } from '../lib/procStats.js';
 import { range } from '../lib/seed.js';
 import type { ServerHandle } from '../lib/servers.js';
-import { waitFor, waitForQuiet } from '../lib/waitFor.js';
+import { waitForQuiet } from '../lib/waitFor.js';
 
-export const LIVE_POSTS = 100;
-/** Posts each socket or poller watches. */
-export const WATCHED = 20;
+export const [LIVE_POSTS, WATCHED] = [100, 20]; // posts, and posts each socket or poller watches
 const WATCH = 'subscription($ids: [ID!]!) { postCountsChanged(postIds: $ids) { id counts { likes favs asOf } } }';
 export const POLL = 'query($ids: [ID!]!) { posts(ids: $ids) { id counts { likes favs asOf } } }';
-/** Sockets opened per round, across the client processes. */
-const OPEN_BATCH = 500;
-/** Connections the likes may take at once (open loop: a slow answer takes another one). */
-export const LIKE_CONNECTIONS = 1024;
-/** How long after the last like is sent its answers may take before they are abandoned. */
-export const ANSWER_WAIT_MS = 30_000;
-/** A phase ends, and counts are settled, once nothing moved for this long. */
-export const QUIET_MS = 2000;
-/**
- * The j-th like of the run is user FIRST_LIKER + j % LIKERS on post (j + ⌊j / LIKERS⌋) % 100:
- * a (user, post) pair never liked before for j < 100 × LIKERS (LIKERS + 1 and 100 are
- * coprime), so every like changes a count and each post's likes come from distinct users.
- */
-export const FIRST_LIKER = 1000;
-export const LIKERS = 1000;
+const OPEN_BATCH = 500; // sockets opened per round, across the client processes
+/** Connections the likes may take; answers abandoned this long after the last like; counts settled once quiet this long. */
+export const [LIKE_CONNECTIONS, ANSWER_WAIT_MS, QUIET_MS] = [1024, 30_000, 2000];
+/** Like j is user FIRST_LIKER + j % LIKERS on post (j + ⌊j / LIKERS⌋) % 100: a new (user, post) pair for j < 100 × LIKERS. */
+export const [FIRST_LIKER, LIKERS] = [1000, 1000];
 
 export type LiveSettings = ReturnType<typeof liveSettings>;
 
-export function liveSettings(env: NodeJS.ProcessEnv = process.env) {
-  const int = (name: string, fallback: number, max: number) => intSetting(env, name, fallback, 1, max);
-  // WS_MAX_CONNECTIONS_PER_CLIENT allows at most 100,000 sockets from one address.
-  const sockets = int('BENCH_LIVE_SOCKETS', 10_000, 100_000);
+export function liveSettings() {
+  const sockets = intSetting('BENCH_LIVE_SOCKETS', 10_000, 100_000);
   return {
     sockets,
-    pollers: int('BENCH_LIVE_POLLERS', 200, 100_000),
-    likesPerS: int('BENCH_LIVE_LIKES_PER_S', 200, 10_000),
-    durationS: int('BENCH_LIVE_DURATION_S', 30, 3600),
-    /** Processes holding the sockets that are not timed (the timed ones have one more). */
-    clientProcesses: int('BENCH_LIVE_CLIENT_PROCESSES', 2, 64),
-    /** Sockets whose every push is timed (a random sample, in a client process of their own). */
-    sampledSockets: Math.min(200, sockets),
+    pollers: intSetting('BENCH_LIVE_POLLERS', 200, 100_000),
+    likesPerS: intSetting('BENCH_LIVE_LIKES_PER_S', 200, 10_000),
+    durationS: intSetting('BENCH_LIVE_DURATION_S', 30, 3600),
+    clientProcesses: intSetting('BENCH_LIVE_CLIENT_PROCESSES', 2, 64),
+    sampledSockets: Math.min(200, sockets), // timed sockets, in a client process of their own
   };
 }
 
@@ -93,20 +76,12 @@ export async function sendLikes(url: string, likes: ReturnType<ReturnType<typeof
   });
   const lastSentAt = await loop.allSent;
   const { records, failures, unanswered } = await loop.stop(ANSWER_WAIT_MS);
-  const perPost = () => Array.from({ length: LIVE_POSTS }, (): number[] => []);
-  /** Per post: acknowledgement times, when those likes were sent, when every like was sent. */
-  const [acks, sends, offered] = [perPost(), perPost(), perPost()];
-  /** Per post, likes that failed or went unanswered (they may or may not count). */
-  const failed = Array.from({ length: LIVE_POSTS }, () => 0);
-  records.forEach((r, i) => {
-    const post = likes[i]!.post;
-    offered[post]!.push(r.sentAt);
-    if (!r.ok) failed[post]! += 1;
-    else {
-      acks[post]!.push(r.answeredAt);
-      sends[post]!.push(r.sentAt);
-    }
-  });
+  // Each post's likes; their acknowledgement times, when those were sent, when every like was sent, how many failed.
+  const byPost = Array.from({ length: LIVE_POSTS }, (): RequestRecord[] => []);
+  for (const [i, r] of records.entries()) byPost[likes[i]!.post]!.push(r);
+  const ok = byPost.map((sent) => sent.filter((r) => r.ok));
+  const times = (lists: RequestRecord[][], at: 'sentAt' | 'answeredAt') => lists.map((list) => sortUp(list.map((r) => r[at])));
+  const failed = byPost.map((sent, post) => sent.length - ok[post]!.length);
   const latencies = sortUp(records.filter((r) => r.ok).map((r) => r.answeredAt - r.sentAt));
   const load = {
     sent: likes.length,
@@ -117,37 +92,21 @@ export async function sendLikes(url: string, likes: ReturnType<ReturnType<typeof
     p50Ms: percentile(latencies, 50),
     p99Ms: percentile(latencies, 99),
   };
-  return { acks: acks.map(sortUp), sends: sends.map(sortUp), offered, failed, failures, load };
+  return { acks: times(ok, 'answeredAt'), sends: times(ok, 'sentAt'), offered: times(byPost, 'sentAt'), failed, failures, load };
 }
-
-export const sum = (xs: number[]) => xs.reduce((s, x) => s + x, 0);
-const sortUp = (a: number[]) => a.sort((x, y) => x - y);
-const round1 = (x: number) => (Number.isFinite(x) ? Number(x.toFixed(1)) : null);
 
 /** Σ over posts of (flush intervals since `from` in which the post was liked) × (sockets watching it). */
-export function pushesDue(likedAt: readonly number[][], watchers: readonly number[], from: number, intervalMs: number): number {
-  return likedAt.reduce(
-    (sum, times, post) => sum + new Set(times.map((t) => Math.floor((t - from) / intervalMs))).size * watchers[post]!,
-    0,
-  );
-}
+export const pushesDue = (likedAt: readonly number[][], watchers: readonly number[], from: number, intervalMs: number) =>
+  sum(likedAt.map((times, post) => new Set(times.map((t) => Math.floor((t - from) / intervalMs))).size * watchers[post]!));
 
 type PhaseLikes = Pick<Awaited<ReturnType<typeof sendLikes>>, 'acks' | 'sends'> & { base: number[] };
 type Seen = { at: number; count: number }[];
 
 /** Latency over every (like, client watching its post) pair, from what each client saw of each post in arrival order. */
 function latencyOf(r: PhaseLikes, seen: (readonly [post: number, observations: Seen])[]) {
-  const lags = sortUp(seen.flatMap(([post, o]) => inclusionLags(r.acks[post]!, o, r.base[post]!)));
-  const fromSent = sortUp(seen.flatMap(([post, o]) => inclusionLags(r.sends[post]!, o, r.base[post]!)));
-  return {
-    samples: lags.length,
-    included: lags.filter(Number.isFinite).length,
-    p50Ms: round1(percentile(lags, 50)),
-    p99Ms: round1(percentile(lags, 99)),
-    maxMs: round1(lags.at(-1) ?? Number.NaN),
-    fromSentP50Ms: round1(percentile(fromSent, 50)),
-    fromSentP99Ms: round1(percentile(fromSent, 99)),
-  };
+  const lags = seen.flatMap(([post, o]) => inclusionLags(r.acks[post]!, o, r.base[post]!));
+  const fromSent = lagStats(seen.flatMap(([post, o]) => inclusionLags(r.sends[post]!, o, r.base[post]!)));
+  return { samples: lags.length, ...lagStats(lags), fromSentP50Ms: fromSent.p50Ms, fromSentP99Ms: fromSent.p99Ms };
 }
 
 export type Report<C extends keyof LiveCommands> = Awaited<ReturnType<LiveCommands[C]>>;
@@ -199,8 +158,8 @@ export function settledCounts(url: string, postIds: string[], timeoutMs = 60_000
       failure = error; // retried: a read an overloaded API fails neither moves nor settles the counts
     }
   };
-  const readOnce = () => waitFor('', read, deadline - Date.now());
-  return waitForQuiet('', readOnce, QUIET_MS, timeoutMs).catch(() => {
+  const readOnce = async () => (await waitFor(read, Boolean, { timeoutMs: deadline - Date.now(), intervalMs: 250 }))!;
+  return waitForQuiet(readOnce, QUIET_MS, timeoutMs).catch(() => {
     throw new Error(
       counts ? `the counts kept moving for ${timeoutMs} ms` : `the counts could not be read within ${timeoutMs} ms: ${String(failure)}`,
     );
@@ -209,10 +168,10 @@ export function settledCounts(url: string, postIds: string[], timeoutMs = 60_000
 
 type Cpu = Omit<ReturnType<typeof cpuBetween>, 'windowS' | 'postgres'>;
 
-/** Where the CPU went over a window, in cores. */
-export function coresLine(cpu: Cpu, windowS: number): string {
+/** The cores the other parts used over a window, as the log lines and the table's note print them. */
+export function coresUsed(cpu: Cpu, windowS: number): string {
   const c = (x: number | null) => (x === null ? '-' : (x / windowS).toFixed(2));
-  return `cores: API ${c(cpu.api)} (its main thread waited for a core ${c(cpu.apiWaited)} of the time), worker ${c(cpu.worker)}, Redis ${c(cpu.redis)}, load generator ${c(cpu.generator)}, machine ${c(cpu.machine)} of ${os.cpus().length} (stolen ${c(cpu.steal)})`;
+  return `worker ${c(cpu.worker)}, Redis ${c(cpu.redis)}, load generator ${c(cpu.generator)}, machine ${c(cpu.machine)} (stolen ${c(cpu.steal)}); the API's main thread waited for a core ${c(cpu.apiWaited)} of the time`;
 }
 
 /** One load-generator process (bench/lib/liveClientProcess.ts); `openFiles`: one per socket or poller, and some. */
@@ -226,11 +185,6 @@ export async function startClients(name: string, openFiles: number) {
 }
 export type Clients = Awaited<ReturnType<typeof startClients>>;
 
-/**
- * Opens `n` sockets in rounds across the client processes, the `timed` ones (a random sample)
- * in clients[0], so they sit anywhere in the server's fan-out order; resolves once the server
- * holds every subscription, with their number and the seconds it took.
- */
 export async function openSockets(
   apiUrl: string,
   clients: Clients[],
@@ -252,11 +206,8 @@ export async function openSockets(
     if (opened % 2000 === 0 || opened === n) log(`  push: ${opened}/${n} sockets open`);
   }
   let subscribed = 0;
-  const allSubscribed = async () => {
-    subscribed = metric(await metricsText(apiUrl), 'tally_live_subscriptions');
-    return subscribed >= n ? true : undefined;
-  };
-  await waitFor('', allSubscribed, 60_000).catch(() => {
+  const subscriptions = async () => (subscribed = metric(await metricsText(apiUrl), 'tally_live_subscriptions'));
+  await waitFor(subscriptions, (count) => count >= n, { timeoutMs: 60_000, intervalMs: 250 }).catch(() => {
     throw new Error(`only ${subscribed} of ${n} subscriptions reached the server within 60 s`);
   });
   return { subscribed, openSeconds: (Date.now() - started) / 1000 };

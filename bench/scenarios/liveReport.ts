@@ -1,9 +1,7 @@
-// The live counts scenario's table (push over WebSocket beside polling once a second, the
-// poll query at full load, and polling extrapolated to the push run's client count) and its
-// targets from the issue: push latency p99 ≤ 1 s; ≥ 10,000 sockets on one API process;
-// pushes cost the server less CPU than the polling they replace.
+// The live counts scenario's table and targets (docs/performance.md, "Live counts").
 import { columns, type Ratio, ratioLine, times } from '../lib/report.js';
 import { LIVE_POSTS, type LiveResults, POLL_INTERVAL_MS, WATCHED } from './live.js';
+import { coresUsed } from './liveMeasure.js';
 
 type LivePhase = LiveResults['phases'][number];
 
@@ -16,39 +14,29 @@ const kib = (bytes: number) => `${(bytes / 1024).toFixed(1)} KiB`;
 const cores = (x: number) => x.toFixed(3);
 const pct = (x: number) => (Number.isFinite(x) ? `${(100 * x).toFixed(0)} %` : '-');
 const memoryCell = (rss: NonNullable<LivePhase['rss']>) => `${kib(rss.perClientBytes)} (${kib(rss.livePerClientBytes)})`;
-/** Net API CPU per client and second of the window. */
-const perClientSecond = (x: LivePhase) => x.cpu.apiNet / (x.windowS * x.clients);
+/** Net API CPU per client and second of the window, per update and per request. */
+const netCpu = (x: LivePhase) => ({
+  clientSecond: x.cpu.apiNet / (x.windowS * x.clients),
+  update: x.cpu.apiNet / x.updates,
+  request: x.cpu.apiNet / x.requests,
+});
 
 /** The phases and the CPU figures the table and the targets compare. */
-function figures(results: LiveResults) {
-  const [likes, push, poll] = results.phases;
-  const pushPerUpdate = push.cpu.apiNet / push.updates;
-  const pollsPerClientSecond = 1000 / POLL_INTERVAL_MS;
-  const pollUpdatesPerRequest = poll.updates / poll.requests;
-  const fullLoad = results.pollAtFullLoad.cpuPerRequestS;
-  return {
-    ...{ likes, push, poll, s: results.sockets, n: push.clients },
-    pushPerUpdate,
-    /** Measured: what the API spent on its sockets, per socket and second. */
-    pushPerClient: perClientSecond(push),
-    /** Every push due delivered: CPU per push × pushes due, per socket and second. */
-    pushDuePerClient: (pushPerUpdate * results.sockets.pushesDue) / (push.windowS * push.clients),
-    pollPerRequest: poll.cpu.apiNet / poll.requests,
-    pollPerUpdate: poll.cpu.apiNet / poll.updates,
-    /** Measured at the pollers' rate. */
-    pollPerClient: perClientSecond(poll),
-    /** At the poll query's full-load cost per request. */
-    pollFullLoadPerClient: fullLoad * pollsPerClientSecond,
-    pollFullLoadPerUpdate: fullLoad / pollUpdatesPerRequest,
-    /** The lower of the two, measured and full-load: the polling cost most favourable to polling. */
-    pollBestPerClient: Math.min(fullLoad * pollsPerClientSecond, perClientSecond(poll)),
-    pollBestPerUpdate: Math.min(fullLoad, poll.cpu.apiNet / poll.requests) / pollUpdatesPerRequest,
-    pollUpdatesPerRequest,
+function figures({ phases: [likes, push, poll], sockets: s, pollAtFullLoad }: LiveResults) {
+  const [pushCpu, pollCpu] = [netCpu(push), netCpu(poll)];
+  const updatesPerRequest = poll.updates / poll.requests;
+  /** Polling at the poll query's full-load CPU per request. */
+  const fullLoad = {
+    clientSecond: pollAtFullLoad.cpuPerRequestS * (1000 / POLL_INTERVAL_MS),
+    update: pollAtFullLoad.cpuPerRequestS / updatesPerRequest,
   };
+  /** Every push due delivered: CPU per push × pushes due, per socket and second. */
+  const pushDue = (pushCpu.update * s.pushesDue) / (push.windowS * push.clients);
+  return { likes, push, poll, s, n: push.clients, pushCpu, pollCpu, fullLoad, pushDue, updatesPerRequest };
 }
 
 export function liveRatios(results: LiveResults): Ratio[] {
-  const { push, poll, s, n, ...c } = figures(results);
+  const { push, poll, s, n, pushCpu, pollCpu, fullLoad, pushDue, updatesPerRequest } = figures(results);
   const { latency } = push;
   return [
     {
@@ -66,29 +54,20 @@ export function liveRatios(results: LiveResults): Ratio[] {
       target: SOCKETS_TARGET,
       detail: `${s.opened} opened in ${s.openSeconds.toFixed(1)} s, ${s.subscribedOnServer} subscriptions on the server, ${s.openAtEnd} open at the end, ${s.silent} never pushed to${s.nothingDue > 0 ? ` (and ${s.nothingDue} whose posts got no like, so no push was due)` : ''}, ${s.errors} unexpected messages; RSS ${kib(push.rss.perClientBytes)} per socket, live memory (heap + external after a full GC) ${kib(push.rss.livePerClientBytes)}`,
     },
+    // Against the polling cost most favourable to polling: the lower of the measured and the full-load one.
     {
-      // Judged on keeping every client current, against the polling cost most favourable to
-      // polling: every push due delivered (CPU per push × pushes due; when the API kept up,
-      // that is what it spent), against every client polling once a second at the lower of
-      // the poll query's CPU per request at full load and as measured with the pollers.
       label: 'Server CPU to keep every client current, push / polling every 1 s',
-      value: c.pushDuePerClient / c.pollBestPerClient,
+      value: pushDue / Math.min(fullLoad.clientSecond, pollCpu.clientSecond),
       target: 1,
       atMost: true,
-      detail: `per client and second, net of the likes: push ≈ ${us(c.pushDuePerClient)} (${us(c.pushPerUpdate)} per push × ${s.pushesDue} pushes due; the API delivered ${pct(s.pushesDelivered / s.pushesDue)} of them in the window, spending ${us(c.pushPerClient)} per socket-second), polling ${us(c.pollFullLoadPerClient)} at the full-load CPU per request, ${us(c.pollPerClient)} as measured with ${poll.clients} pollers; for ${n} clients ≈ ${cores(c.pushDuePerClient * n)} cores pushing vs ${cores(c.pollFullLoadPerClient * n)} (full-load cost) or ${cores(c.pollPerClient * n)} (measured cost) cores polling, extrapolated`,
+      detail: `per client and second, net of the likes: push ≈ ${us(pushDue)} (${us(pushCpu.update)} per push × ${s.pushesDue} pushes due; the API delivered ${pct(s.pushesDelivered / s.pushesDue)} of them in the window, spending ${us(pushCpu.clientSecond)} per socket-second), polling ${us(fullLoad.clientSecond)} at the full-load CPU per request, ${us(pollCpu.clientSecond)} as measured with ${poll.clients} pollers; for ${n} clients ≈ ${cores(pushDue * n)} cores pushing vs ${cores(fullLoad.clientSecond * n)} (full-load cost) or ${cores(pollCpu.clientSecond * n)} (measured cost) cores polling, extrapolated`,
     },
     {
       label: 'Server CPU per count update, push / polling every 1 s',
-      value: c.pushPerUpdate / c.pollBestPerUpdate,
-      detail: `push ${us(c.pushPerUpdate)} per push (one post's counts to one socket); polling ${us(c.pollFullLoadPerUpdate)} per changed count at the full-load CPU per request, ${us(c.pollPerUpdate)} as measured (${us(c.pollPerRequest)} per request answering ${Number.isFinite(c.pollUpdatesPerRequest) ? c.pollUpdatesPerRequest.toFixed(1) : '-'} changed counts of ${WATCHED})`,
+      value: pushCpu.update / Math.min(fullLoad.update, pollCpu.update),
+      detail: `push ${us(pushCpu.update)} per push (one post's counts to one socket); polling ${us(fullLoad.update)} per changed count at the full-load CPU per request, ${us(pollCpu.update)} as measured (${us(pollCpu.request)} per request answering ${Number.isFinite(updatesPerRequest) ? updatesPerRequest.toFixed(1) : '-'} changed counts of ${WATCHED})`,
     },
   ];
-}
-
-/** Cores each part used over a phase's window. */
-function coreList(x: LivePhase): string {
-  const c = (v: number | null) => (v === null ? '-' : (v / x.windowS).toFixed(2));
-  return `worker ${c(x.cpu.worker)}, Redis ${c(x.cpu.redis)}, load generator ${c(x.cpu.generator)}, machine ${c(x.cpu.machine)} (stolen ${c(x.cpu.steal)}); the API's main thread waited for a core ${c(x.cpu.apiWaited)} of the time`;
 }
 
 const HEADER =
@@ -112,8 +91,8 @@ const phaseRow = (name: string, x: LivePhase, cells: Record<string, string> = {}
     'p50 ms': ms(x.latency?.p50Ms),
     'p99 ms': ms(x.latency?.p99Ms),
     'p99 from sent': ms(x.latency?.fromSentP99Ms),
-    'CPU/update': x.updates > 0 ? us(x.cpu.apiNet / x.updates) : '-',
-    'CPU/client·s': x.clients > 0 ? us(perClientSecond(x)) : '-',
+    'CPU/update': us(netCpu(x).update),
+    'CPU/client·s': us(netCpu(x).clientSecond),
     'API cores': cores(x.cpu.api / x.windowS),
     'net of likes': x.mode === 'likes only' ? '-' : cores(x.cpu.apiNet / x.windowS),
     'RSS/client (live)': x.rss ? memoryCell(x.rss) : '-',
@@ -124,15 +103,15 @@ const phaseRow = (name: string, x: LivePhase, cells: Record<string, string> = {}
   });
 
 export function liveTable(results: LiveResults): string {
-  const { likes, push, poll, s, n, ...c } = figures(results);
+  const { likes, push, poll, s, n, pollCpu, fullLoad } = figures(results);
   const { pollAtFullLoad: full, settings } = results;
-  const atFullLoad = { 'CPU/update': us(c.pollFullLoadPerUpdate), 'CPU/request': us(full.cpuPerRequestS) };
+  const atFullLoad = { 'CPU/update': us(fullLoad.update), 'CPU/request': us(full.cpuPerRequestS) };
   const rows = [
     phaseRow('likes only (subtracted below)', likes),
     phaseRow('push over WebSocket', push, {
       check: `${check(push)}; ${s.openAtEnd}/${n} open, ${s.silent} silent; ${pct(s.pushesDelivered / s.pushesDue)} of pushes due delivered`,
     }),
-    phaseRow('polling every 1 s', poll, { 'CPU/request': us(c.pollPerRequest) }),
+    phaseRow('polling every 1 s', poll, { 'CPU/request': us(pollCpu.request) }),
     row({
       'live counts': 'poll query at full load, no likes',
       ...atFullLoad,
@@ -142,11 +121,11 @@ export function liveTable(results: LiveResults): string {
       'live counts': `polling every 1 s, EXTRAPOLATED to ${n}`,
       clients: String(n),
       ...atFullLoad,
-      'CPU/client·s': us(c.pollFullLoadPerClient),
-      'net of likes': cores(c.pollFullLoadPerClient * n),
+      'CPU/client·s': us(fullLoad.clientSecond),
+      'net of likes': cores(fullLoad.clientSecond * n),
       'RSS/client (live)': memoryCell(poll.rss),
       'updates/s': ((poll.updates / poll.windowS) * (n / poll.clients)).toFixed(0),
-      check: `not measured: ${n} req/s is beyond this machine; at the full-load CPU/request (${cores(c.pollPerClient * n)} cores at the measured one)`,
+      check: `not measured: ${n} req/s is beyond this machine; at the full-load CPU/request (${cores(pollCpu.clientSecond * n)} cores at the measured one)`,
     }),
   ];
   const note =
@@ -155,7 +134,7 @@ export function liveTable(results: LiveResults): string {
     'CPU = the API process from the first like sent to the last answered; "net" = minus the likes-only CPU per like × likes ' +
     '(CPU/update, CPU/request and CPU/client·s are net; API cores near 1 = saturated). RSS/client = API RSS with the clients ' +
     'connected minus before, per client, after a full GC (live: V8 heap used + external). ' +
-    `${times(n / poll.clients)} the pollers would be needed for ${n} clients. Cores used, push: ${coreList(push)}; poll: ${coreList(poll)}. ` +
+    `${times(n / poll.clients)} the pollers would be needed for ${n} clients. Cores used, push: ${coresUsed(push.cpu, push.windowS)}; poll: ${coresUsed(poll.cpu, poll.windowS)}. ` +
     `Load generator event loops (1 = saturated): push ${push.clientLoops.map((x) => x.utilization).join(', ')}; poll ${poll.clientLoops.map((x) => x.utilization).join(', ')}.`;
   const listed = (title: string, pick: (x: LivePhase) => string[]) => {
     const lines = results.phases.flatMap((x) => pick(x).map((text) => `  ${x.mode}: ${text}`));

@@ -1,7 +1,6 @@
-// Scenario "memory" (docs/performance.md, "The bench" and "Memory"): Redis bytes per relation
-// and per counted entity, Tally's layouts against others, in an empty Redis database of its own.
+// Scenario "memory" (docs/performance.md, "The bench" and "Memory"): fixed-seed data sets (post id -> likers in arrival order).
 import { Redis } from 'ioredis';
-import { random } from '../../prisma/random.js';
+import { random, shuffled } from '../../prisma/random.js';
 import { packCounters } from '../../src/counters/packedCounters.js';
 import { COUNTER_SLOTS } from '../../src/domain/counters.js';
 import { POST } from '../../src/domain/entities.js';
@@ -11,21 +10,56 @@ import { createKeys } from '../../src/redis/keys.js';
 import { type ScriptedRedis, withScripts } from '../../src/redis/luaScripts.js';
 import { createRelationStore } from '../../src/relations/relationStore.js';
 import { intSetting } from '../lib/env.js';
+import { redisSettings } from '../lib/machine.js';
 import { columns, type Ratio, ratioLine, times } from '../lib/report.js';
-import { range } from '../lib/seed.js';
-import { DATA_SETS, type DataSet, inGroups } from './memoryData.js';
+import { inGroups, range } from '../lib/seed.js';
 
 const PARTITIONS = 16; // Tally's default; it only sets the width of the `{pN}` tags in key names
 const CHUNK_IDS = 32_768; // schema v1's chunk (docs/design.md "Relation storage")
 const POST_BATCH = 20; // posts written, measured and deleted at once (bounds what the sparse plain bitmaps take)
 const COUNTED_ENTITIES = 100_000;
 const SLOTS = 1024; // entities per fixed-slot string
-// Issue 8: Tally ≤ 10 B per relation on sparse and long-tail data, never more than the plain bitmap on dense data.
-const BYTES_PER_RELATION_TARGET = 10;
+const BYTES_PER_RELATION_TARGET = 10; // issue 8, sparse and long tail; dense: at most the plain bitmap
 const REDIS_SETTINGS = ['hash-max-listpack-entries', 'hash-max-listpack-value', 'set-max-intset-entries'];
 const LIKE = POST_RELATIONS.LIKE;
 const keys = createKeys('', PARTITIONS);
 const post = (id: number) => ({ type: POST, id });
+
+type DataSet = { name: string; description: string; likers: Map<number, number[]> };
+
+/** `count` distinct ids from `draw`, in drawing order. */
+function distinct(count: number, draw: () => number): number[] {
+  const ids = new Set<number>();
+  while (ids.size < count) ids.add(draw());
+  return [...ids];
+}
+
+const dense = (n: number): DataSet => ({
+  name: `dense ${n.toLocaleString('en-US')}`,
+  description: `users 1..${n} (one 32,768-id chunk) like one post, in random order`,
+  likers: new Map([[1, shuffled(range(1, n), random(n))]]),
+});
+
+function sparse(): DataSet {
+  const rand = random(100_000_000);
+  const likers = new Map(range(1, 1000).map((post) => [post, distinct(100, () => 1 + Math.floor(rand() * 1e8))]));
+  return { name: 'sparse', description: '1,000 posts x 100 likers drawn uniformly among user ids 1..10^8', likers };
+}
+
+function longTail(): DataSet {
+  const rand = random(10_000_000);
+  const ranks = shuffled(range(1, 10_000), rand);
+  const likes = (rank: number) => Math.max(1, Math.round(30_000 * rank ** -1.1));
+  return {
+    name: 'long tail',
+    description: '10,000 posts, likes by rank r = max(1, round(30,000 r^-1.1)); likers among 10^7 ids, density ∝ 1/√id',
+    likers: new Map(ranks.map((rank, i) => [i + 1, distinct(likes(rank), () => 1 + Math.floor(1e7 * rand() ** 2))])),
+  };
+}
+
+/** Each data set, built when its turn comes (the long tail alone holds ~10^5 ids). */
+export const DATA_SETS = [() => dense(100), () => dense(5_000), () => dense(32_000), sparse, longTail];
+
 type Pipeline = ReturnType<Redis['pipeline']>;
 type Memory = { bytes: number; keys: Record<string, number> };
 
@@ -151,7 +185,7 @@ async function measureEntities(redis: Redis) {
 }
 
 /** The Redis database the scenario uses. */
-export const memoryDb = () => intSetting(process.env, 'BENCH_MEMORY_DB', 15, 0, 10_000);
+export const memoryDb = () => intSetting('BENCH_MEMORY_DB', 15, 10_000, 0);
 
 export type MemoryResults = Awaited<ReturnType<typeof runMemoryScenario>>;
 
@@ -172,9 +206,7 @@ export async function runMemoryScenario(opts: { redisUrl: string; db: number; lo
       opts.log(`  ${row.dataSet}: ${row.relations} relations on ${row.entities} posts; B/relation ${per.join(', ')}`);
     }
     const entities = await measureEntities(redis);
-    const version = /redis_version:(\S+)/.exec(await redis.info('server'))?.[1];
-    const settings = (await redis.call('CONFIG', 'GET', ...REDIS_SETTINGS)) as string[];
-    const info: Record<string, string> = { version: version ?? '?', ...Object.fromEntries(inGroups(settings, 2)) };
+    const info = await redisSettings(redis, REDIS_SETTINGS);
     return { method: 'docs/performance.md#the-bench', db: opts.db, redis: info, relations, entities };
   } finally {
     await redis.flushdb();
@@ -189,14 +221,8 @@ export const memoryRatios = (results: MemoryResults): Ratio[] =>
     const { tally, plainBitmap: plain, set, hash } = layouts as Record<string, (typeof layouts)[string]>;
     if (!dataSet.startsWith('dense')) {
       const detail = `plain bitmap ${bytes(plain!.perRelation)}, ${times(plain!.bytes / tally!.bytes)} Tally; SET ${bytes(set!.perRelation)}, HASH ${bytes(hash!.perRelation)}`;
-      return {
-        label: `Tally memory per relation, ${dataSet}`,
-        value: tally!.perRelation,
-        format: bytes,
-        target: BYTES_PER_RELATION_TARGET,
-        atMost: true,
-        detail,
-      };
+      const label = `Tally memory per relation, ${dataSet}`;
+      return { label, value: tally!.perRelation, format: bytes, target: BYTES_PER_RELATION_TARGET, atMost: true, detail };
     }
     const detail = `${tally!.bytes} B vs ${plain!.bytes} B for ${relations} relations`;
     return { label: `Tally / plain bitmap memory, ${dataSet}`, value: tally!.bytes / plain!.bytes, target: 1, atMost: true, detail };
@@ -209,27 +235,12 @@ const keyCounts = (counts: Record<string, number>) =>
 
 export function memoryTable(results: MemoryResults): string {
   const layouts = ['tally', ...Object.keys(RELATION_LAYOUTS)];
-  const header = [
-    'memory per relation',
-    'posts',
-    'likes',
-    'Tally B/like',
-    ...Object.values(RELATION_LAYOUTS).map(([c]) => c),
-    'Tally / plain',
-    'Tally keys',
+  const header = ['memory per relation', 'posts', 'likes', 'Tally B/like', ...Object.values(RELATION_LAYOUTS).map(([c]) => c)];
+  const cells = (row: MemoryResults['relations'][number]) => [
+    ...[row.dataSet, String(row.entities), String(row.relations), ...layouts.map((l) => bytes(row.layouts[l]!.perRelation))],
+    ...[times(row.layouts.tally!.bytes / row.layouts.plainBitmap!.bytes), keyCounts(row.layouts.tally!.keys)],
   ];
-  const perRelation = columns(
-    header,
-    results.relations.map((row) => [
-      row.dataSet,
-      String(row.entities),
-      String(row.relations),
-      ...layouts.map((l) => bytes(row.layouts[l]!.perRelation)),
-      times(row.layouts.tally!.bytes / row.layouts.plainBitmap!.bytes),
-      keyCounts(row.layouts.tally!.keys),
-    ]),
-    (i) => i >= 1 && i < 8,
-  );
+  const perRelation = columns([...header, 'Tally / plain', 'Tally keys'], results.relations.map(cells), (i) => i >= 1 && i < 8);
   const packed = results.entities[0]!;
   const perEntity = columns(
     [`memory per counted entity (${packed.entities.toLocaleString('en-US')} posts)`, 'B/entity', 'vs packed', 'keys'],
