@@ -2,6 +2,8 @@
 import { random, shuffled } from '../../prisma/random.js';
 import { createApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
+import { countOf } from '../../src/counters/postCounters.js';
+import { FAV, LIKE, POST_RELATIONS, type PostRelationKind } from '../../src/domain/relations.js';
 import { createPersistedMarks } from '../../src/events/caughtUp.js';
 import { createApi } from '../../src/process/api.js';
 import { openParts } from '../../src/process/parts.js';
@@ -42,8 +44,8 @@ export async function openSeeder(serverEnv: Record<string, string>) {
     addUsers: (ids: readonly number[], name: string) =>
       connections.db.$executeRaw`INSERT INTO users (id, name) SELECT id, ${name} || ' ' || id FROM unnest(${ids}::bigint[]) AS id`,
     post: (authorId: number, title: string) => deps.commands.posts.create(authorId, { title, body: `Body of ${title}.` }),
-    like: (userId: number, postId: number, kind: 'LIKE' | 'FAV' = 'LIKE') =>
-      deps.commands.relations.setOnPost(userId, { postId, kind, active: true }),
+    like: (userId: number, postId: number, kind: PostRelationKind = 'LIKE') =>
+      deps.commands.relations.setOnPost(userId, { postId, relation: POST_RELATIONS[kind], active: true }),
     async tokens(ids: readonly number[]) {
       const tokens = new Map<number, string>();
       await inBatches(ids, 100, async (id) => tokens.set(id, await deps.auth.sign(id)));
@@ -100,7 +102,7 @@ export async function seedWorld(serverEnv: Record<string, string>) {
       await app.workers!.flusher.foldPartitions(all);
       const counts = await seeder.deps.postCounters.load(ids);
       const e = (i: number) => expected.get(ids[i]!)!;
-      return counts.every((c, i) => c?.likes === e(i).likes && c?.favs === e(i).favs);
+      return counts.every((c, i) => c && countOf(c, LIKE) === e(i).likes && countOf(c, FAV) === e(i).favs);
     };
     await waitFor(folded, Boolean, { timeoutMs: 60_000, intervalMs: 200, what: 'the seeded likes in the counters' });
     await waitUntilPersisted(app.redis, app.keys); // the prisma-count baseline copies its rows from PostgreSQL's facts
