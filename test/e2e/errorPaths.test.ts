@@ -162,6 +162,13 @@ describe.each(['jit', 'graphql-js'])('in production with the %s executor', (exec
       expect((await send({ query: `{ post(id: "${postIds[0]}") { id } }` })).body.data.post).toEqual({ id: postIds[0] });
     });
 
+    it("answers FORBIDDEN for someone else's bookmarks, anonymous or not", async () => {
+      for (const token of [bob, undefined]) {
+        const a = await send({ query: '{ user(id: "1") { id bookmarks { edges { cursor } } } }' }, { token });
+        expect([a.status, codes(a), a.body.data]).toEqual([200, ['FORBIDDEN'], { user: null }]);
+      }
+    });
+
     it('answers FORBIDDEN for the liked posts of a user who keeps them private', async () => {
       const a = await send({ query: '{ user(id: "1") { id likedPosts { edges { cursor } } } }' }, { token: bob });
       expect([a.status, codes(a), a.body.data]).toEqual([200, ['FORBIDDEN'], { user: null }]);
@@ -180,7 +187,28 @@ describe.each(['jit', 'graphql-js'])('in production with the %s executor', (exec
         { token: bob },
       );
       expect([follow.status, codes(follow)]).toEqual([200, ['NOT_FOUND']]);
+      for (const query of [
+        'mutation { setReaction(input: { postId: "99999", content: "HEART", active: true }) { changed } }',
+        'mutation { setBookmark(input: { postId: "99999", active: true }) { changed } }',
+      ]) {
+        const a = await send({ query }, { token: bob });
+        expect([a.status, codes(a)]).toEqual([200, ['NOT_FOUND']]);
+      }
       expect(await t.app.db.relationFact.count({ where: { entityId: 99999 } })).toBe(0);
+    });
+
+    it('answers BAD_USER_INPUT naming the reactions for an unknown one, and sets nothing', async () => {
+      const token = await t.token(7);
+      const a = await send(
+        {
+          query: 'mutation($p: ID!) { setReaction(input: { postId: $p, content: "LOVE", active: true }) { changed } }',
+          variables: { p: postIds[2] },
+        },
+        { token },
+      );
+      expect([a.status, codes(a)]).toEqual([200, ['BAD_USER_INPUT']]);
+      expect(a.body.errors![0]!.message).toMatch(/^content must be one of THUMBS_UP, .*, EYES$/);
+      expect(await t.app.db.relationFact.count({ where: { userId: 7 } })).toBe(0);
     });
 
     it('answers CONFLICT for an idempotency key reused for another post, which stays unliked', async () => {
