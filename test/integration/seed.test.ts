@@ -28,7 +28,7 @@ describe('npm run seed', () => {
       });
     const firstRun = await seed();
     const first = await snapshot();
-    const relations = Number(/(\d+) likes, favourites and follows set/.exec(firstRun.stdout)?.[1]);
+    const relations = Number(/(\d+) likes, favourites, reactions and follows set/.exec(firstRun.stdout)?.[1]);
     expect(relations).toBeGreaterThan(300);
     expect(first.users.length).toBeGreaterThanOrEqual(20);
     expect(first.posts.length).toBeGreaterThanOrEqual(200);
@@ -36,6 +36,6 @@ describe('npm run seed', () => {
 
     const secondRun = await seed();
     expect(await snapshot()).toEqual(first);
-    expect(secondRun.stdout).toContain(' 0 likes, favourites and follows set');
+    expect(secondRun.stdout).toContain(' 0 likes, favourites, reactions and follows set');
   }, 60_000);
 });
