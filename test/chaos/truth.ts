@@ -27,6 +27,7 @@ export const kindNamed = (name: string): Kind | undefined => kindByName.get(name
 /** `<user>|<post>|<kind>` */
 export type FactKey = string;
 export const factKey = (user: number, post: number, kind: Kind): FactKey => `${user}|${post}|${kind}`;
+export const kindOfFact = (key: FactKey): Kind => key.split('|')[2]!;
 
 export interface Op {
   user: number;
