@@ -284,7 +284,7 @@ export const FAULTS: Fault[] = [
   },
   {
     name: 'redis-loss-after-load',
-    title: 'Redis SHUTDOWN NOSAVE after the load converged, restarted empty, then unlikes and likes',
+    title: 'Redis SHUTDOWN NOSAVE after the load converged, restarted empty, then every fact unset and set again',
     when: 'between-phases',
     inject: loseRedisData,
   },
