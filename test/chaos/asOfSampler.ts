@@ -4,15 +4,16 @@
 // allow — each fact's state after the changes acknowledged before T, or any state a change
 // sent before the read could already have given it.
 import { gql } from './client.js';
-import { factKey, type GroundTruth, KINDS, type Loss } from './truth.js';
+import { COUNTS_FIELDS, countsOf, type PostCounts, type PostView } from './postView.js';
+import { factKey, type GroundTruth, type Loss } from './truth.js';
 import type { Actors } from './workload.js';
 
-const COUNTS = 'query($ids: [ID!]!) { posts(ids: $ids) { id counts { likes favs asOf } } }';
+const COUNTS = `query($ids: [ID!]!) { posts(ids: $ids) { id ${COUNTS_FIELDS} } }`;
 
 interface Sample {
   /** When the read was answered: no change sent later can be in it. */
   readAt: number;
-  counts: { post: number; likes: number; favs: number; asOf: number | null }[];
+  counts: ({ post: number } & PostCounts)[];
 }
 
 export interface SamplerVerdict {
@@ -27,21 +28,11 @@ export function startCountSampler(actors: Actors, intervalMs = 500) {
   let running = true;
   const loop = (async () => {
     while (running) {
-      const res = await gql<{ id: string; counts: { likes: number; favs: number; asOf: string | null } }[]>(
-        actors.apiUrl,
-        COUNTS,
-        { ids: actors.postIds.map(String) },
-        { field: 'posts', timeoutMs: 5000 },
-      );
+      const res = await gql<PostView[]>(actors.apiUrl, COUNTS, { ids: actors.postIds.map(String) }, { field: 'posts', timeoutMs: 5000 });
       if (res.ok) {
         samples.push({
           readAt: Date.now(),
-          counts: res.data.map((p) => ({
-            post: Number(p.id),
-            likes: p.counts.likes,
-            favs: p.counts.favs,
-            asOf: p.counts.asOf === null ? null : Date.parse(p.counts.asOf),
-          })),
+          counts: res.data.map((p) => ({ post: Number(p.id), ...countsOf(p) })),
         });
       }
       await new Promise((r) => setTimeout(r, intervalMs));
@@ -62,7 +53,7 @@ export function judgeSamples(truth: GroundTruth, loss: Loss | null, samples: Sam
     for (const c of sample.counts) {
       if (c.asOf === null) continue;
       verdict.judged++;
-      for (const kind of KINDS) {
+      for (const [kind, count] of c.byKind) {
         let lo = 0;
         let hi = 0;
         for (const user of actors.users) {
@@ -81,7 +72,6 @@ export function judgeSamples(truth: GroundTruth, loss: Loss | null, samples: Sam
           hi++;
           if (!possible.has(false)) lo++;
         }
-        const count = kind === 'LIKE' ? c.likes : c.favs;
         if (count < lo || count > hi) {
           verdict.broken++;
           if (verdict.details.length < 10) {

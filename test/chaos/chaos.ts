@@ -14,7 +14,7 @@ import { AOF_BOUND_MS, FAULTS, type Fault, type FaultResult } from './faults.js'
 import { type ChaosKafka, startChaosKafka } from './kafka.js';
 import { summarizeLogs } from './logs.js';
 import type { Row } from './report.js';
-import { GroundTruth, type Loss } from './truth.js';
+import { GroundTruth, isReaction, kindOfFact, type Loss } from './truth.js';
 import { type Actors, createRng, planFlips, planRandom, runLoad } from './workload.js';
 
 export interface Scale {
@@ -202,6 +202,7 @@ async function runRow(mode: EventLogMode, fault: Fault, kafka: ChaosKafka | null
     fault: fault.name,
     title: fault.title,
     ops: { planned, acked: truth.acks.length, unacked: truth.unacked.length },
+    facts: { set: truth.facts().length, reactions: truth.facts().filter((key) => isReaction(kindOfFact(key))).length },
     lost: v?.lost ?? 0,
     lostWithinLag: v?.lostWithinLag ?? 0,
     lagMs: v?.lagMs ?? null,

@@ -2,20 +2,17 @@
 // PostgreSQL) compared with the ground truth, and the wait for convergence.
 import { gql } from './client.js';
 import type { Deployment } from './deployment.js';
-import { type FactKey, factKey, type GroundTruth, KINDS, type Loss } from './truth.js';
+import { COUNTS_FIELDS, countsOf, heldOf, MY_STATE_FIELDS, type PostCounts, type PostView } from './postView.js';
+import { type FactKey, factKey, type GroundTruth, KINDS, kindNamed, type Loss } from './truth.js';
 import type { Actors } from './workload.js';
 
-const PAGE = 'query($ids: [ID!]!) { posts(ids: $ids) { id counts { likes favs asOf } myState { liked faved } } }';
-
-interface PostView {
-  id: string;
-  counts: { likes: number; favs: number; asOf: string | null };
-  myState: { liked: boolean; faved: boolean } | null;
-}
+const PAGE = `query($ids: [ID!]!) { posts(ids: $ids) { id ${COUNTS_FIELDS} ${MY_STATE_FIELDS} } }`;
 
 export interface Observation {
-  counts: Map<number, { likes: number; favs: number; asOf: number | null }>;
+  counts: Map<number, PostCounts>;
   states: Map<FactKey, boolean>;
+  /** Reaction facts the post shows otherwise than myState does (postView.ts: heldOf). */
+  misshown: Set<FactKey>;
   pg: Map<FactKey, boolean>;
   /** Facts of posts PostgreSQL holds that the workload never touched (users or posts it does not know). */
   pgStrangers: number;
@@ -36,53 +33,50 @@ export async function observe(dep: Deployment, actors: Actors): Promise<{ ok: tr
   const failed = pages.find((p) => !p.ok);
   if (failed && !failed.ok) return { ok: false, error: `read failed: ${failed.code} ${failed.message}` };
   const states = new Map<FactKey, boolean>();
+  const misshown = new Set<FactKey>();
   let counts: Observation['counts'] | null = null;
   for (const [u, page] of pages.entries()) {
     if (!page.ok) continue;
-    const user = actors.users[u]!;
     for (const view of page.data) {
       if (!view?.myState) return { ok: false, error: `post or myState missing in ${JSON.stringify(view)}` };
-      states.set(factKey(user, Number(view.id), 'LIKE'), view.myState.liked);
-      states.set(factKey(user, Number(view.id), 'FAV'), view.myState.faved);
+      const seen = heldOf(actors.users[u]!, view);
+      for (const [key, held] of seen.held) states.set(key, held);
+      for (const key of seen.misshown) misshown.add(key);
     }
     // Counts are the same for every reader; the first page's are the ones judged.
-    counts ??= new Map(
-      page.data.map((v) => [
-        Number(v.id),
-        { likes: v.counts.likes, favs: v.counts.favs, asOf: v.counts.asOf === null ? null : Date.parse(v.counts.asOf) },
-      ]),
-    );
+    counts ??= new Map(page.data.map((v) => [Number(v.id), countsOf(v)]));
   }
-  let rows: { user_id: string; entity_id: string; kind: string; active: boolean }[];
+  let pg: Awaited<ReturnType<typeof readPg>>;
   try {
-    ({ rows } = await dep.pg.query<{ user_id: string; entity_id: string; kind: string; active: boolean }>(
-      `SELECT user_id, entity_id, kind, active FROM relation_facts WHERE entity_type = 'post'`,
-    ));
+    pg = await readPg(dep, actors);
   } catch (error) {
     return { ok: false, error: `PostgreSQL read failed: ${(error as Error).message}` };
   }
-  const users = new Set(actors.users);
-  const posts = new Set(actors.postIds);
-  const pgFacts = new Map<FactKey, boolean>();
-  let pgStrangers = 0;
-  for (const r of rows) {
-    const [user, post] = [Number(r.user_id), Number(r.entity_id)];
-    if (!users.has(user) || !posts.has(post) || (r.kind !== 'like' && r.kind !== 'fav')) {
-      pgStrangers++;
-      continue;
-    }
-    pgFacts.set(factKey(user, post, r.kind === 'like' ? 'LIKE' : 'FAV'), r.active);
-  }
-  return { ok: true, obs: { counts: counts!, states, pg: pgFacts, pgStrangers } };
+  return { ok: true, obs: { counts: counts!, states, misshown, pg: pg.facts, pgStrangers: pg.strangers } };
 }
 
-/** Reads relation_facts as it is now (the durable state a Redis loss falls back to). */
-export async function readPgFacts(dep: Deployment): Promise<Map<FactKey, boolean>> {
+/** relation_facts' post facts; with `actors`, rows of users, posts or kinds the workload does not know are counted apart. */
+async function readPg(dep: Deployment, actors?: Actors): Promise<{ facts: Map<FactKey, boolean>; strangers: number }> {
   const { rows } = await dep.pg.query<{ user_id: string; entity_id: string; kind: string; active: boolean }>(
     `SELECT user_id, entity_id, kind, active FROM relation_facts WHERE entity_type = 'post'`,
   );
-  return new Map(rows.map((r) => [factKey(Number(r.user_id), Number(r.entity_id), r.kind === 'like' ? 'LIKE' : 'FAV'), r.active]));
+  const users = new Set(actors?.users);
+  const posts = new Set(actors?.postIds);
+  const facts = new Map<FactKey, boolean>();
+  let strangers = 0;
+  for (const r of rows) {
+    const [user, post, kind] = [Number(r.user_id), Number(r.entity_id), kindNamed(r.kind)];
+    if (kind === undefined || (actors && (!users.has(user) || !posts.has(post)))) {
+      strangers++;
+      continue;
+    }
+    facts.set(factKey(user, post, kind), r.active);
+  }
+  return { facts, strangers };
 }
+
+/** Reads relation_facts as it is now (the durable state a Redis loss falls back to). */
+export const readPgFacts = async (dep: Deployment) => (await readPg(dep)).facts;
 
 export interface Verdict {
   /** Facts whose myState is not what the truth says (an acknowledged change Tally does not show). */
@@ -174,10 +168,11 @@ export function judge(truth: GroundTruth, loss: Loss | null, obs: Observation, a
           v.lostWithinLag++;
           v.lagMs = Math.max(v.lagMs ?? 0, e.lag);
         }
-        if (observed !== e.state) {
+        if (observed !== e.state || obs.misshown.has(key)) {
           v.lost++;
           pairWrong = true;
-          if (v.details.length < 20) v.details.push(`lost: ${key} is ${observed}, truth ${e.state}`);
+          const how = obs.misshown.has(key) ? ' (reactionGroups show it otherwise)' : '';
+          if (v.details.length < 20) v.details.push(`lost: ${key} is ${observed}${how}, truth ${e.state}`);
         }
       }
       if (pairWrong) v.wrongState++;
@@ -187,10 +182,7 @@ export function judge(truth: GroundTruth, loss: Loss | null, obs: Observation, a
     const c = obs.counts.get(post);
     if (!c) continue;
     if (c.asOf === null || c.asOf < countsSince) v.countsNotCurrent++;
-    for (const [kind, count] of [
-      ['LIKE', c.likes],
-      ['FAV', c.favs],
-    ] as const) {
+    for (const [kind, count] of c.byKind) {
       const want = actors.users.filter((u) => expected.get(factKey(u, post, kind))).length;
       if (count > want) v.doubled += count - want;
       if (count < want) v.short += want - count;

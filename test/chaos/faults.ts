@@ -9,9 +9,10 @@ import { readPgFacts } from './checks.js';
 import { gql } from './client.js';
 import { CHECKS_APPLICATION_NAME, type Deployment, type DeploymentOptions, JWT_SECRET } from './deployment.js';
 import { readTopicFacts, rewindGroups } from './kafka.js';
+import { heldOf, MY_STATE_FIELDS, type PostView } from './postView.js';
 import { startOwnedRedis } from './redisProcess.js';
 import { createTallyProcess } from './tallyProcess.js';
-import { type FactKey, factKey, type GroundTruth, type Loss } from './truth.js';
+import type { FactKey, GroundTruth, Loss } from './truth.js';
 import type { Actors } from './workload.js';
 
 export interface FaultContext {
@@ -158,19 +159,16 @@ async function readAofCopy(ctx: FaultContext, dir: string): Promise<{ known: Map
   try {
     await reader.start();
     const known = new Map<FactKey, boolean>();
-    const PAGE = 'query($ids: [ID!]!) { posts(ids: $ids) { id myState { liked faved } } }';
+    const PAGE = `query($ids: [ID!]!) { posts(ids: $ids) { id reactionGroups { content count viewerHasReacted } ${MY_STATE_FIELDS} } }`;
     for (const user of actors.users) {
-      const page = await gql<{ id: string; myState: { liked: boolean; faved: boolean } }[]>(
+      const page = await gql<PostView[]>(
         reader.url,
         PAGE,
         { ids: actors.postIds.map(String) },
         { token: actors.tokens.get(user)!, field: 'posts' },
       );
       if (!page.ok) throw new Error(`reading the AOF copy failed: ${page.code} ${page.message}`);
-      for (const p of page.data) {
-        known.set(factKey(user, Number(p.id), 'LIKE'), p.myState.liked);
-        known.set(factKey(user, Number(p.id), 'FAV'), p.myState.faved);
-      }
+      for (const p of page.data) for (const [key, held] of heldOf(user, p).held) known.set(key, held);
     }
     // Operations whose first result survived in the AOF: a retry replays it.
     const replayable = await side.admin(async (redis) => {
@@ -286,7 +284,7 @@ export const FAULTS: Fault[] = [
   },
   {
     name: 'redis-loss-after-load',
-    title: 'Redis SHUTDOWN NOSAVE after the load converged, restarted empty, then unlikes and likes',
+    title: 'Redis SHUTDOWN NOSAVE after the load converged, restarted empty, then every fact unset and set again',
     when: 'between-phases',
     inject: loseRedisData,
   },
@@ -331,7 +329,7 @@ export const FAULTS: Fault[] = [
       await ownRedis(dep).admin(async (redis) => {
         while (Date.now() < until) {
           for (const id of actors.postIds) {
-            // A wrong-length string (packed counters are 20 bytes): malformed, never a plausible count.
+            // A wrong-length string (packed counters are whole 4-byte slots): malformed, never a plausible count.
             await redis.set(dep.keys.counters({ type: 'post', id }), 'garbage'.repeat(1 + (writes % 3)));
             writes++;
           }

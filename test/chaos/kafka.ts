@@ -5,7 +5,7 @@
 import { Kafka, logLevel } from 'kafkajs';
 import { kafkaEnv, startKafka, type TestKafka } from '../support/kafka.js';
 import { onCleanup } from './cleanup.js';
-import { type FactKey, factKey } from './truth.js';
+import { type FactKey, factKey, kindNamed } from './truth.js';
 
 export interface ChaosKafka {
   kafka: TestKafka;
@@ -64,7 +64,9 @@ export async function readTopicFacts(brokers: string[], topic: string, beforeMs:
               if (!id || !message.value || Number(id.split('-')[0]) >= beforeMs) continue;
               const v = JSON.parse(message.value.toString()) as { e: string; i: number; m: string; u: number; d: number };
               if (v.e !== 'post') continue;
-              const key = factKey(v.u, v.i, v.m === 'fav' ? 'FAV' : 'LIKE');
+              const kind = kindNamed(v.m);
+              if (kind === undefined) continue;
+              const key = factKey(v.u, v.i, kind);
               const seen = newest.get(key);
               if (!seen || newer(id, seen.id)) newest.set(key, { id, active: v.d > 0 });
             }

@@ -8,6 +8,8 @@ export interface Row {
   fault: string;
   title: string;
   ops: { planned: number; acked: number; unacked: number };
+  /** Facts (user, post, kind) the workload set, and how many of them are reactions; every column judges them all. */
+  facts: { set: number; reactions: number };
   lost: number;
   /** Lost changes the stated exception covers (acknowledged within the durable copy's lag before a Redis loss). */
   lostWithinLag: number;
@@ -61,6 +63,7 @@ export function formatTable(rows: Row[]): string {
     'log',
     'fault',
     'acked/ops',
+    'facts (reactions)',
     'lost',
     'lost≤lag/at risk (lag)',
     'doubled',
@@ -77,6 +80,7 @@ export function formatTable(rows: Row[]): string {
     r.eventLog,
     r.fault,
     `${r.ops.acked}/${r.ops.planned}`,
+    `${r.facts.set} (${r.facts.reactions})`,
     String(r.lost),
     lagCell(r),
     String(r.doubled),
@@ -96,6 +100,8 @@ export function formatTable(rows: Row[]): string {
     `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`,
     ...lines.map(fmt),
     '',
+    'facts (reactions): facts (user, post, kind) the workload set, of them reactions; every column judges likes, favs and every reaction',
+    '  (counts and reactionGroups, myState and viewerHasReacted, relation_facts), a kind never set included',
     'asOf broken: sampled counts whose asOf promised changes they did not include (or included more than were made) / samples',
   ].join('\n');
 }

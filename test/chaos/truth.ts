@@ -2,12 +2,32 @@
 // every fact (user, post, kind) the client knows the state after each acknowledged change
 // and the exact `changed` each acknowledgement must carry: desired ≠ state before.
 
-export type Kind = 'LIKE' | 'FAV';
-export const KINDS: readonly Kind[] = ['LIKE', 'FAV'];
+import { createRelationKinds, DEFAULT_REACTIONS, POST_RELATIONS, type PostRelationKind } from '../../src/domain/relations.js';
+
+/** A fact's kind as the API names it: LIKE, FAV or a reaction's content (THUMBS_UP). */
+export type Kind = string;
+
+// The deployment's registry: its processes get no REACTIONS setting (tallyProcess.ts), so GitHub's eight.
+const REGISTRY = createRelationKinds(DEFAULT_REACTIONS);
+export const REACTIONS: readonly Kind[] = REGISTRY.reactions.map((r) => r.reaction!.content);
+/** Every kind a user sets on a post and the checks judge: a kind the workload never sets must read as never set. */
+export const KINDS: readonly Kind[] = [...(Object.keys(POST_RELATIONS) as PostRelationKind[]), ...REACTIONS];
+/** The kinds the workload sets: likes, favourites and the first, a middle and the last reaction slot. */
+export const WORKLOAD_KINDS: readonly Kind[] = ['LIKE', 'FAV', 'THUMBS_UP', 'HEART', 'EYES'];
+export const isReaction = (kind: Kind) => REGISTRY.reaction(kind) !== undefined;
+
+// Each kind's name in relation_facts.kind and in events: like, r_heart.
+const kindByName = new Map<string, Kind>([
+  ...Object.entries(POST_RELATIONS).map(([kind, relation]) => [relation.name, kind] as const),
+  ...REGISTRY.reactions.map((relation) => [relation.name, relation.reaction!.content] as const),
+]);
+/** The kind a relation_facts row or an event names; undefined for one the checks do not judge (a bookmark). */
+export const kindNamed = (name: string): Kind | undefined => kindByName.get(name);
 
 /** `<user>|<post>|<kind>` */
 export type FactKey = string;
 export const factKey = (user: number, post: number, kind: Kind): FactKey => `${user}|${post}|${kind}`;
+export const kindOfFact = (key: FactKey): Kind => key.split('|')[2]!;
 
 export interface Op {
   user: number;

@@ -1,11 +1,21 @@
-// The known workload: every user runs its own sequential stream of setLikeRelation calls
-// (one in flight at a time), a fresh idempotency key per operation, and retries the SAME
-// operation with the SAME key on network errors, timeouts, 5xx, INTERNAL_SERVER_ERROR and
-// RATE_LIMITED until it is acknowledged. Acknowledgements go into the ground truth.
+// The known workload: every user runs its own sequential stream of setLikeRelation and
+// setReaction calls (one in flight at a time), a fresh idempotency key per operation, and
+// retries the SAME operation with the SAME key on network errors, timeouts, 5xx,
+// INTERNAL_SERVER_ERROR and RATE_LIMITED until it is acknowledged. Acknowledgements go into
+// the ground truth.
 import { gql } from './client.js';
-import { factKey, type GroundTruth, KINDS, type Op } from './truth.js';
+import { factKey, type GroundTruth, isReaction, type Op, WORKLOAD_KINDS } from './truth.js';
 
-const SET = 'mutation($i: SetLikeRelationInput!) { setLikeRelation(input: $i) { changed active } }';
+const SET_RELATION = 'mutation($i: SetLikeRelationInput!) { setLikeRelation(input: $i) { changed active } }';
+const SET_REACTION = 'mutation($i: SetReactionInput!) { setReaction(input: $i) { changed active } }';
+
+/** The mutation that sets `op`'s fact: a like or favourite is a `kind`, a reaction a `content`. */
+function mutationOf(op: Op) {
+  const common = { postId: String(op.post), active: op.active, idempotencyKey: op.idempotencyKey };
+  return isReaction(op.kind)
+    ? { query: SET_REACTION, field: 'setReaction', input: { ...common, content: op.kind } }
+    : { query: SET_RELATION, field: 'setLikeRelation', input: { ...common, kind: op.kind } };
+}
 
 /** Small, fast, seedable PRNG (mulberry32): the same seed plans the same workload. */
 export function createRng(seed: number) {
@@ -30,14 +40,14 @@ export interface Actors {
   keyPrefix: string;
 }
 
-/** `total` random operations split evenly over the users: random post, kind and desired state. */
+/** `total` random operations split evenly over the users: random post, workload kind and desired state. */
 export function planRandom(rng: Rng, actors: Actors, total: number, phase: number, label: string): Op[][] {
   return actors.users.map((user, u) => {
     const count = Math.floor(total / actors.users.length) + (u < total % actors.users.length ? 1 : 0);
     return Array.from({ length: count }, (_, i) => ({
       user,
       post: actors.postIds[rng.int(actors.postIds.length)]!,
-      kind: KINDS[rng.int(2)]!,
+      kind: WORKLOAD_KINDS[rng.int(WORKLOAD_KINDS.length)]!,
       active: rng.bool(),
       idempotencyKey: `${actors.keyPrefix}-${label}-${user}-${i}`,
       phase,
@@ -46,7 +56,7 @@ export function planRandom(rng: Rng, actors: Actors, total: number, phase: numbe
 }
 
 /**
- * Unlikes and likes of facts the truth knows (after a fault between phases): each pass visits
+ * Unsets and sets of facts the truth knows (likes, favourites, reactions; after a fault between phases): each pass visits
  * every fact of every user in random order and flips it (3 in 4) or sets it again as it is,
  * so both `changed: true` and `changed: false` answers are exercised.
  */
@@ -55,7 +65,7 @@ export function planFlips(rng: Rng, actors: Actors, truth: GroundTruth, passes: 
     const ops: Op[] = [];
     const state = new Map<string, boolean>();
     for (let pass = 0; pass < passes; pass++) {
-      const facts = actors.postIds.flatMap((post) => KINDS.map((kind) => ({ post, kind })));
+      const facts = actors.postIds.flatMap((post) => WORKLOAD_KINDS.map((kind) => ({ post, kind })));
       for (let i = facts.length - 1; i > 0; i--) {
         const j = rng.int(i + 1);
         [facts[i], facts[j]] = [facts[j]!, facts[i]!];
@@ -104,17 +114,13 @@ export function runLoad(actors: Actors, plan: Op[][], truth: GroundTruth, errors
 
   async function send(op: Op): Promise<boolean> {
     const firstSentAt = Date.now();
-    const input = { postId: String(op.post), kind: op.kind, active: op.active, idempotencyKey: op.idempotencyKey };
+    const { query, field, input } = mutationOf(op);
     for (let attempt = 1; ; attempt++) {
       const outcome = await gql<{ changed: boolean; active: boolean }>(
         actors.apiUrl,
-        SET,
+        query,
         { i: input },
-        {
-          token: actors.tokens.get(op.user)!,
-          field: 'setLikeRelation',
-          timeoutMs: 15_000,
-        },
+        { token: actors.tokens.get(op.user)!, field, timeoutMs: 15_000 },
       );
       if (outcome.ok) {
         truth.recordAck({ op, changed: outcome.data.changed, firstSentAt, ackedAt: Date.now(), attempts: attempt });

@@ -2,7 +2,7 @@
 // deployment as processes, a small workload with retries, and the faults that matter most —
 // processes killed, Redis losing its data mid-load and after it, consumers rewound, counters
 // corrupted, connections to Redis and PostgreSQL half-open or killed — with every count,
-// myState, `changed` and PostgreSQL checked against the truth.
+// myState, `changed` and PostgreSQL checked against the truth, for likes, favs and reactions.
 import { describe, expect, it } from 'vitest';
 import { runChaos } from '../chaos/chaos.js';
 import { formatFindings, formatTable, type Row } from '../chaos/report.js';
