@@ -76,19 +76,10 @@ export const DATA_SETS = [
 
 type Facts = [id: number, relation: Relation, userIds: number[]];
 /** A data set's relations, one entry per post and kind. */
-function factsOf({ likers, kinds = [LIKE] }: DataSet): Facts[] {
-  return [...likers].flatMap(([id, users]) => {
-    const byKind = new Map<Relation, number[]>();
-    for (const [j, userId] of users.entries()) {
-      const kind = kinds[j % kinds.length]!;
-      byKind
-        .set(kind, byKind.get(kind) ?? [])
-        .get(kind)!
-        .push(userId);
-    }
-    return [...byKind].map(([relation, userIds]): Facts => [id, relation, userIds]);
-  });
-}
+const factsOf = ({ likers, kinds = [LIKE] }: DataSet): Facts[] =>
+  [...likers].flatMap(([id, users]) =>
+    [...new Set(kinds)].map((kind): Facts => [id, kind, users.filter((_, j) => kinds[j % kinds.length] === kind)]),
+  );
 
 type Pipeline = ReturnType<Redis['pipeline']>;
 type Memory = { bytes: number; keys: Record<string, number> };
@@ -203,18 +194,8 @@ async function measureRelations(redis: Redis & ScriptedRedis, set: DataSet) {
   for (const [id, { slot }, users] of factsOf(set)) slots.get(id)![slot!] = users.length;
   const counters = await layoutMemory(redis, [[...slots]], 1000, (p, [id, counts]) => p.set(keys.counters(post(id)), packCounters(counts)));
   const perPost = (layouts.tally!.bytes + counters.bytes) / set.likers.size;
-  const [entities, kinds] = [set.likers.size, set.kinds?.map((kind) => kind.name)];
-  return {
-    dataSet: set.name,
-    description: set.description,
-    kinds,
-    versus: set.versus,
-    entities,
-    relations,
-    layouts: perRelation,
-    counters,
-    perPost,
-  };
+  const [{ name: dataSet, description, versus }, entities, kinds] = [set, set.likers.size, set.kinds?.map((kind) => kind.name)];
+  return { dataSet, description, kinds, versus, entities, relations, layouts: perRelation, counters, perPost };
 }
 
 async function measureEntities(redis: Redis) {
