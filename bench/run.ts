@@ -62,7 +62,7 @@ const SCENARIOS: Record<string, Scenario> = {
   'hot-post': () => {
     const likes = intSetting('BENCH_LIKES', 20_000, 10_000_000);
     return async ({ world, log }) => {
-      log(`hot post: ${likes} distinct users like one post, per server`);
+      log(`hot post: ${likes} distinct users like one post, per server; on Tally they also react to another, 8 kinds mixed`);
       const like = await runLikeScenario({ ...(await world()), likes });
       const ratios = likeRatios(like.runs);
       const passed = like.runs.every((r) => r.exact) && noFailures(like.runs);
@@ -126,7 +126,8 @@ const world = () =>
     const serverEnv = tallyEnv(env);
     const world = await seedWorld(serverEnv);
     const writes = [...world.expected.values()].reduce((n, e) => n + e.likes + e.favs, 0);
-    log(`seeded ${USERS} users, ${world.expected.size} posts, ${writes} likes and favs (flushed)`);
+    const reactions = [...world.reactions.values()].reduce((n, r) => n + r.counts.reduce((a, b) => a + b, 0), 0);
+    log(`seeded ${USERS} users, ${world.expected.size} posts, ${writes} likes and favs, ${reactions} reactions (flushed)`);
     return { world, serverEnv };
   }));
 let cleaned: Promise<{ databasesLeft: number; keysLeft: number }[]> | null = null;

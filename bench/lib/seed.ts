@@ -3,7 +3,8 @@ import { random, shuffled } from '../../prisma/random.js';
 import { createApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
 import { countOf } from '../../src/counters/postCounters.js';
-import { FAV, LIKE, POST_RELATIONS, type PostRelationKind } from '../../src/domain/relations.js';
+import { KINDS } from '../../src/domain/kinds.js';
+import { FAV, LIKE, POST_RELATIONS, type PostRelationKind, type Relation } from '../../src/domain/relations.js';
 import { createPersistedMarks } from '../../src/events/caughtUp.js';
 import { createApi } from '../../src/process/api.js';
 import { openParts } from '../../src/process/parts.js';
@@ -44,8 +45,9 @@ export async function openSeeder(serverEnv: Record<string, string>) {
     addUsers: (ids: readonly number[], name: string) =>
       connections.db.$executeRaw`INSERT INTO users (id, name) SELECT id, ${name} || ' ' || id FROM unnest(${ids}::bigint[]) AS id`,
     post: (authorId: number, title: string) => deps.commands.posts.create(authorId, { title, body: `Body of ${title}.` }),
-    like: (userId: number, postId: number, kind: PostRelationKind = 'LIKE') =>
-      deps.commands.relations.setOnPost(userId, { postId, relation: POST_RELATIONS[kind], active: true }),
+    /** A like, a fav, or any relation of the registry (a reaction: `KINDS.reaction('HEART')!`). */
+    like: (userId: number, postId: number, kind: PostRelationKind | Relation = 'LIKE') =>
+      deps.commands.relations.setOnPost(userId, { postId, relation: typeof kind === 'string' ? POST_RELATIONS[kind] : kind, active: true }),
     async tokens(ids: readonly number[]) {
       const tokens = new Map<number, string>();
       await inBatches(ids, 100, async (id) => tokens.set(id, await deps.auth.sign(id)));
@@ -60,7 +62,10 @@ export async function openSeeder(serverEnv: Record<string, string>) {
 
 export type World = Awaited<ReturnType<typeof seedWorld>>;
 
-/** The feed and hot-post world: USERS users, posts with long-tail likes and favs, folded into the counters by a worker here. */
+/** A feed post's seeded reactions: counts in registry order, the viewer's contents, and the groups the API shows. */
+type Reactions = { counts: number[]; mine: string[]; groups: { content: string; count: number; viewerHasReacted: boolean }[] };
+
+/** The feed and hot-post world: USERS users, posts with long-tail likes, favs and reactions, folded into the counters by a worker here. */
 export async function seedWorld(serverEnv: Record<string, string>) {
   const app = createApp(loadConfig({ ...serverEnv, ROLE: 'worker' }));
   await app.start();
@@ -81,11 +86,26 @@ export async function seedWorld(serverEnv: Record<string, string>) {
       rand,
     );
     const others = userIds.filter((id) => id !== VIEWER_ID);
-    const writes: { userId: number; postId: number; kind: 'LIKE' | 'FAV' }[] = [];
+    const writes: { userId: number; postId: number; kind: PostRelationKind | Relation }[] = [];
     const expected = new Map<number, { likes: number; favs: number; liked: boolean; faved: boolean }>();
+    // A third of each post's likers also react, each with one kind drawn at random; the viewer holds some kinds (another seed: the likes stay as they were).
+    const [reactions, react] = [new Map<number, Reactions>(), random(8)];
     feed.forEach((post, i) => {
       const likers = shuffled(others, rand).slice(0, Math.floor(800 / (ranks[i]! + 1)));
       const favers = likers.slice(0, Math.floor(likers.length / 4));
+      const reacts = likers
+        .slice(0, Math.floor(likers.length / 3))
+        .map((userId) => ({ userId, postId: post.id, kind: KINDS.reactions[Math.floor(react() * 8)]! }));
+      reacts.push(...KINDS.reactions.filter(() => react() < 0.15).map((kind) => ({ userId: VIEWER_ID, postId: post.id, kind })));
+      const counts = KINDS.reactions.map((kind) => reacts.filter((r) => r.kind === kind).length);
+      const mine = reacts.filter((r) => r.userId === VIEWER_ID).map((r) => r.kind.reaction!.content);
+      const groups = KINDS.reactions.map(({ reaction }, k) => ({
+        content: reaction!.content,
+        count: counts[k]!,
+        viewerHasReacted: mine.includes(reaction!.content),
+      }));
+      reactions.set(post.id, { counts, mine, groups: groups.filter((g) => g.count > 0) });
+      writes.push(...reacts);
       const liked = rand() < 1 / 3;
       const faved = rand() < 1 / 5;
       if (liked) likers.push(VIEWER_ID);
@@ -102,12 +122,14 @@ export async function seedWorld(serverEnv: Record<string, string>) {
       await app.workers!.flusher.foldPartitions(all);
       const counts = await seeder.deps.postCounters.load(ids);
       const e = (i: number) => expected.get(ids[i]!)!;
-      return counts.every((c, i) => c && countOf(c, LIKE) === e(i).likes && countOf(c, FAV) === e(i).favs);
+      const reacted = (i: number) => reactions.get(ids[i]!)?.counts ?? KINDS.reactions.map(() => 0);
+      const same = (i: number) => KINDS.reactions.every((kind, k) => countOf(counts[i]!, kind) === reacted(i)[k]);
+      return counts.every((c, i) => c && countOf(c, LIKE) === e(i).likes && countOf(c, FAV) === e(i).favs && same(i));
     };
     await waitFor(folded, Boolean, { timeoutMs: 60_000, intervalMs: 200, what: 'the seeded likes in the counters' });
     await waitUntilPersisted(app.redis, app.keys); // the prisma-count baseline copies its rows from PostgreSQL's facts
     const tokens = await seeder.tokens(userIds);
-    return { userIds, tokens, likeTargetIds: likeTargets.map((p) => p.id), warmupPostId: warmup.id, expected };
+    return { userIds, tokens, likeTargetIds: likeTargets.map((p) => p.id), warmupPostId: warmup.id, expected, reactions };
   } finally {
     await seeder.close();
     await app.stop();

@@ -1,6 +1,7 @@
-// Scenario "hot post" (docs/performance.md, "The bench"): N distinct users like ONE post.
+// Scenario "hot post" (docs/performance.md, "The bench"): N distinct users like ONE post (and, on Tally, react to another).
 import { random, shuffled } from '../../prisma/random.js';
 import { createAuth } from '../../src/auth/jwt.js';
+import { KINDS } from '../../src/domain/kinds.js';
 import { countLikeRows, resetLikeTables } from '../baselines/pgLikes.js';
 import { graphqlReader, measureFreshness, startCountPoller } from '../lib/freshness.js';
 import { firstSight, likeBody, sendAll } from '../lib/load.js';
@@ -13,31 +14,49 @@ import { redisCells, redisPerRequest, versus } from './feed.js';
 const LIKE_CONNECTIONS = 32;
 const WATCH_AFTER_S = 10; // how long after the last acknowledgement the count may take to include every like
 const [THROUGHPUT_TARGET, FRESHNESS_P99_TARGET_MS] = [3, 1000]; // issue 8
+const REACTION_TARGET = 0.9; // a reaction is as fast as a like: ≥ 0.9× Tally's likes/s
 
 const TALLY_COUNT = {
   query: 'query Count($id: ID!) { post(id: $id) { counts { likes } } }',
   pick: (d: any) => d.post.counts.likes as number,
 };
 const PG_COUNT = { query: 'query Count($id: ID!) { likeCount(postId: $id) }', pick: (d: any) => d.likeCount as number };
+/** Reactions: the sum of the post's reactionGroups counts. */
+const REACTION_COUNT = {
+  query: 'query Count($id: ID!) { post(id: $id) { reactionGroups { count } } }',
+  pick: (d: any) => d.post.reactionGroups.reduce((n: number, g: { count: number }) => n + g.count, 0) as number,
+};
+const SET_REACTION = 'mutation React($i: SetReactionInput!) { setReaction(input: $i) { changed } }';
+/** User i's reaction: the registry's reaction i % 8, mixed kinds on one post. */
+const reactionBody = (postId: number, i: number) => {
+  const content = KINDS.reactions[i % KINDS.reactions.length]!.reaction!.content;
+  return JSON.stringify({ query: SET_REACTION, variables: { i: { postId: String(postId), content, active: true } } });
+};
+const [TALLY, REACTIONS, PG] = ['Tally', 'Tally, reactions of 8 kinds mixed', 'PostgreSQL'];
 const ms = (x: number | null) => (x === null ? '∞' : `${x.toFixed(0)} ms`);
 
 export type LikeRun = Awaited<ReturnType<typeof runLikeScenario>>['runs'][number];
 
 export async function runLikeScenario(opts: { serverEnv: Record<string, string>; world: World; likes: number }) {
   const { world, serverEnv, likes: n } = opts;
-  const hotPostId = world.likeTargetIds[0]!;
+  const [hotPostId, reactionPostId] = world.likeTargetIds as [number, number];
   // Users 1..N: the seed made 1..USERS; the rest Tally creates on first sight (in the warm-up).
   const auth = createAuth(serverEnv.JWT_SECRET!);
   const tokens: string[] = [];
   for (let id = 1; id <= n; id++) tokens.push(world.tokens.get(id) ?? (await auth.sign(id)));
   // A hot post is liked in no particular order (a fixed seed: the same order everywhere).
-  const likes = shuffled(tokens, random(8)).map((token) => ({ body: likeBody(hotPostId), token }));
-  // Warm-up, not timed: every user's first request, then the mutation on another post.
-  const warmLikes = tokens.slice(0, USERS).map((token) => ({ body: likeBody(world.warmupPostId), token }));
-  const measure = async (name: string, kind: ServerKind, env: Record<string, string> = {}) => {
+  const order = shuffled(
+    tokens.map((token, i) => ({ token, i })),
+    random(8),
+  );
+  /** Likes (or reactions) of `postId` by users 1..N in that order; the warm-up's, not timed, by users 1..USERS on another post. */
+  const measure = async (name: string, kind: ServerKind, env: Record<string, string> = {}, react = false) => {
+    const [postId, body] = react ? [reactionPostId, reactionBody] : [hotPostId, (p: number) => likeBody(p)];
+    const likes = order.map(({ token, i }) => ({ body: body(postId, i), token }));
+    const warmLikes = tokens.slice(0, USERS).map((token, i) => ({ body: body(world.warmupPostId, i), token }));
     const server = await startServer(kind, { ...serverEnv, ...env });
-    const count = kind === 'tally' ? TALLY_COUNT : PG_COUNT;
-    const reader = graphqlReader(server.url, count.query, { id: String(hotPostId) }, count.pick);
+    const count = react ? REACTION_COUNT : kind === 'tally' ? TALLY_COUNT : PG_COUNT;
+    const reader = graphqlReader(server.url, count.query, { id: String(postId) }, count.pick);
     try {
       await firstSight(server.url, tokens);
       await sendAll(server.url, warmLikes, LIKE_CONNECTIONS);
@@ -74,40 +93,43 @@ export async function runLikeScenario(opts: { serverEnv: Record<string, string>;
     }
   };
   // Tally as deployed by default (ROLE=all): the aggregator and the flush run alongside.
-  const runs = [await measure('Tally', 'tally', { ROLE: 'all' })];
+  const runs = [await measure(TALLY, 'tally', { ROLE: 'all' }), await measure(REACTIONS, 'tally', { ROLE: 'all' }, true)];
   for (const [name, env] of [
-    ['PostgreSQL', {}],
+    [PG, {}],
     ['PostgreSQL, sync commit off', { BENCH_PG_SYNCHRONOUS_COMMIT: 'off' }],
   ] as const) {
     await resetLikeTables(serverEnv.DATABASE_URL!, [hotPostId, world.warmupPostId]);
     runs.push(await measure(name, 'pg-likes', env));
   }
-  return { runs, likes: n, hotPostId, connections: LIKE_CONNECTIONS, freshnessMethod: 'docs/performance.md#the-bench' };
+  return { runs, likes: n, hotPostId, reactionPostId, connections: LIKE_CONNECTIONS, freshnessMethod: 'docs/performance.md#the-bench' };
 }
 
-export function likeRatios([tally, pg, pgAsync]: readonly LikeRun[]): Ratio[] {
-  const f = tally!.freshness;
+export function likeRatios(runs: readonly LikeRun[]): Ratio[] {
+  const [tally, reactions, pg, pgAsync] = [TALLY, REACTIONS, PG, `${PG}, sync commit off`].map((n) => runs.find((r) => r.name === n)!);
+  const freshness = (label: string, { freshness: f }: LikeRun): Ratio => ({
+    label,
+    value: f.p99Ms ?? Infinity, // likes never seen in the count are infinitely stale
+    format: (x) => ms(Number.isFinite(x) ? x : null),
+    target: FRESHNESS_P99_TARGET_MS,
+    atMost: true,
+    detail: `ack -> count includes it, p50 ${ms(f.p50Ms)}, max ${ms(f.maxMs)}; polled every ≥${f.pollIntervalMs} ms (mean ${f.meanPollIntervalMs} ms, read p99 ${ms(f.pollLatencyP99Ms)}); PostgreSQL p99 ${ms(pg!.freshness.p99Ms)}`,
+  });
   return [
     versus('Tally likes/s / PostgreSQL, one hot post', tally!.load, pg!.load, THROUGHPUT_TARGET),
     // No target: the baseline of issue 8 waits for its commit like any PostgreSQL app does.
     versus('Tally likes/s / PostgreSQL (synchronous_commit=off), one hot post', tally!.load, pgAsync!.load),
-    {
-      label: 'Tally freshness p99, one hot post',
-      value: f.p99Ms ?? Infinity, // likes never seen in the count are infinitely stale
-      format: (x) => ms(Number.isFinite(x) ? x : null),
-      target: FRESHNESS_P99_TARGET_MS,
-      atMost: true,
-      detail: `ack -> count includes it, p50 ${ms(f.p50Ms)}, max ${ms(f.maxMs)}; polled every ≥${f.pollIntervalMs} ms (mean ${f.meanPollIntervalMs} ms, read p99 ${ms(f.pollLatencyP99Ms)}); PostgreSQL p99 ${ms(pg!.freshness.p99Ms)}`,
-    },
+    freshness('Tally freshness p99, one hot post', tally!),
+    versus('Tally reactions/s / likes/s, one hot post (a reaction is as fast as a like)', reactions!.load, tally!.load, REACTION_TARGET),
+    freshness('Tally reaction freshness p99, one hot post (sum of reactionGroups counts)', reactions!),
   ];
 }
 
-export const likeRows = (runs: readonly LikeRun[], likes: number): TableRow[] =>
+export const likeRows = (runs: readonly LikeRun[], likes: number, pg = runs.find((r) => r.name === PG)!): TableRow[] =>
   runs.map((r) => ({
     scenario: 'hot post',
     server: r.name,
     ...r.load,
     ...redisCells(null, r.redisLoaded),
     check: `${r.exact ? 'exact' : 'NOT EXACT'} ${r.finalCount}/${likes}, fresh p50 ${ms(r.freshness.p50Ms)} p99 ${ms(r.freshness.p99Ms)}`,
-    vs: r === runs[1] ? 'baseline' : `${times(r.load.rps / runs[1]!.load.rps)} PostgreSQL`,
+    vs: r === pg ? 'baseline' : `${times(r.load.rps / pg.load.rps)} PostgreSQL`,
   }));

@@ -4,7 +4,8 @@ import { random, shuffled } from '../../prisma/random.js';
 import { packCounters } from '../../src/counters/packedCounters.js';
 import { COUNTER_SLOTS } from '../../src/domain/counters.js';
 import { POST } from '../../src/domain/entities.js';
-import { POST_RELATIONS } from '../../src/domain/relations.js';
+import { KINDS } from '../../src/domain/kinds.js';
+import { POST_RELATIONS, type Relation } from '../../src/domain/relations.js';
 import { createReadiness } from '../../src/recovery/readiness.js';
 import { createKeys } from '../../src/redis/keys.js';
 import { type ScriptedRedis, withScripts } from '../../src/redis/luaScripts.js';
@@ -25,7 +26,8 @@ const LIKE = POST_RELATIONS.LIKE;
 const keys = createKeys('', PARTITIONS);
 const post = (id: number) => ({ type: POST, id });
 
-type DataSet = { name: string; description: string; likers: Map<number, number[]> };
+/** Post id -> its users in arrival order, user j setting `kinds[j % kinds.length]` (a like without `kinds`); `versus`: the data set its bytes per post are compared with. */
+type DataSet = { name: string; description: string; likers: Map<number, number[]>; kinds?: readonly Relation[]; versus?: string };
 
 /** `count` distinct ids from `draw`, in drawing order. */
 function distinct(count: number, draw: () => number): number[] {
@@ -57,8 +59,27 @@ function longTail(): DataSet {
   };
 }
 
+/** 1,000 posts, each with one relation of every kind in `kinds` by as many users among 10^7 ids (the same users in every such set). */
+const perPost = (name: string, kinds: readonly Relation[], versus?: string) => (): DataSet => {
+  const rand = random(1_000);
+  const likers = new Map(range(1, 1000).map((post) => [post, distinct(kinds.length, () => 1 + Math.floor(rand() * 1e7))]));
+  const description = `1,000 posts x ${kinds.map((k) => k.name).join(', ')}, one user each among 10^7 ids`;
+  return { name, description, likers, kinds, ...(versus && { versus }) };
+};
+
 /** Each data set, built when its turn comes (the long tail alone holds ~10^5 ids). */
-export const DATA_SETS = [() => dense(100), () => dense(5_000), () => dense(32_000), sparse, longTail];
+export const DATA_SETS = [
+  ...[() => dense(100), () => dense(5_000), () => dense(32_000), sparse, longTail],
+  ...[perPost('one like', [LIKE]), perPost('one reaction', [KINDS.reaction('HEART')!], 'one like')],
+  ...[perPost('eight likes', Array(8).fill(LIKE)), perPost('eight reactions', KINDS.reactions, 'eight likes')],
+];
+
+type Facts = [id: number, relation: Relation, userIds: number[]];
+/** A data set's relations, one entry per post and kind. */
+const factsOf = ({ likers, kinds = [LIKE] }: DataSet): Facts[] =>
+  [...likers].flatMap(([id, users]) =>
+    [...new Set(kinds)].map((kind): Facts => [id, kind, users.filter((_, j) => kinds[j % kinds.length] === kind)]),
+  );
 
 type Pipeline = ReturnType<Redis['pipeline']>;
 type Memory = { bytes: number; keys: Record<string, number> };
@@ -67,20 +88,20 @@ type Layout<T> = [name: string, write: (p: Pipeline, item: T) => void];
 
 /** A whole relation in one key, named like Tally's keys, its user ids added 1,000 per command. */
 const wholeRelation =
-  (add: (p: Pipeline, key: string, userIds: number[]) => void): Layout<[number, number[]]>[1] =>
-  (p, [id, userIds]) => {
-    const key = `rel:${keys.partitionTag(keys.partitionOf(post(id)))}:${keys.relationBase(LIKE.name, post(id))}`;
+  (add: (p: Pipeline, key: string, userIds: number[]) => void): Layout<Facts>[1] =>
+  (p, [id, relation, userIds]) => {
+    const key = `rel:${keys.partitionTag(keys.partitionOf(post(id)))}:${keys.relationBase(relation.name, post(id))}`;
     for (const group of inGroups(userIds, 1000)) add(p, key, group);
   };
 
 /** What Tally's relations are compared with (each writes one post's likes), by their table column. */
-const RELATION_LAYOUTS: Record<string, Layout<[number, number[]]>> = {
+const RELATION_LAYOUTS: Record<string, Layout<Facts>> = {
   plainBitmap: [
     'plain bitmap',
-    (p, [id, userIds]) => {
+    (p, [id, { name }, userIds]) => {
       for (const userId of userIds) {
-        p.setbit(keys.bitmapChunk(LIKE.name, post(id), Math.floor(userId / CHUNK_IDS)), userId % CHUNK_IDS, 1);
-        p.sadd(keys.chunkIndex(LIKE.name, post(id)), Math.floor(userId / CHUNK_IDS));
+        p.setbit(keys.bitmapChunk(name, post(id), Math.floor(userId / CHUNK_IDS)), userId % CHUNK_IDS, 1);
+        p.sadd(keys.chunkIndex(name, post(id)), Math.floor(userId / CHUNK_IDS));
       }
     },
   ],
@@ -149,10 +170,10 @@ async function layoutMemory<T>(redis: Redis, batches: T[][], perPipeline: number
 async function measureTally(redis: Redis & ScriptedRedis, set: DataSet): Promise<Memory> {
   const store = createRelationStore(redis, keys);
   await createReadiness(redis, keys).markAllReady(); // a whole deployment, as after its first start
-  const writes = [...set.likers].flatMap(([id, users]) => users.map((userId) => ({ entity: post(id), userId })));
+  const writes = factsOf(set).flatMap(([id, relation, users]) => users.map((userId) => ({ entity: post(id), userId, relation })));
   let changed = 0;
   for (const batch of inGroups(writes, 2000)) {
-    const results = await Promise.all(batch.map((w) => store.setFact({ ...w, relation: LIKE, authorId: 1, active: true })));
+    const results = await Promise.all(batch.map((w) => store.setFact({ ...w, authorId: 1, active: true })));
     changed += results.filter((r) => r.changed).length;
     await redis.del(...range(0, PARTITIONS).map((p) => keys.outbox(p))); // events are not facts, and nothing consumes them here
   }
@@ -165,10 +186,16 @@ async function measureRelations(redis: Redis & ScriptedRedis, set: DataSet) {
   const relations = [...set.likers.values()].reduce((n, ids) => n + ids.length, 0);
   const layouts: Record<string, Memory> = { tally: await measureTally(redis, set) };
   for (const [layout, [, write]] of Object.entries(RELATION_LAYOUTS)) {
-    layouts[layout] = await layoutMemory(redis, inGroups([...set.likers], POST_BATCH), POST_BATCH, write);
+    layouts[layout] = await layoutMemory(redis, inGroups(factsOf(set), POST_BATCH), POST_BATCH, write);
   }
   const perRelation = Object.fromEntries(Object.entries(layouts).map(([l, m]) => [l, { ...m, perRelation: m.bytes / relations }]));
-  return { dataSet: set.name, description: set.description, entities: set.likers.size, relations, layouts: perRelation };
+  // The packed counters a flush writes for these facts (each post's string ends at its last non-zero slot).
+  const slots = new Map([...set.likers.keys()].map((id) => [id, Array<number>(COUNTER_SLOTS).fill(0)]));
+  for (const [id, { slot }, users] of factsOf(set)) slots.get(id)![slot!] = users.length;
+  const counters = await layoutMemory(redis, [[...slots]], 1000, (p, [id, counts]) => p.set(keys.counters(post(id)), packCounters(counts)));
+  const perPost = (layouts.tally!.bytes + counters.bytes) / set.likers.size;
+  const [{ name: dataSet, description, versus }, entities, kinds] = [set, set.likers.size, set.kinds?.map((kind) => kind.name)];
+  return { dataSet, description, kinds, versus, entities, relations, layouts: perRelation, counters, perPost };
 }
 
 async function measureEntities(redis: Redis) {
@@ -217,8 +244,14 @@ export async function runMemoryScenario(opts: { redisUrl: string; db: number; lo
 const bytes = (x: number) => `${x.toFixed(x >= 100 ? 0 : x >= 10 ? 1 : 2)} B`;
 
 export const memoryRatios = (results: MemoryResults): Ratio[] =>
-  results.relations.map(({ dataSet, relations, layouts }): Ratio => {
+  results.relations.flatMap(({ dataSet, relations, layouts, kinds, versus, perPost }): Ratio[] | Ratio => {
     const { tally, plainBitmap: plain, set, hash } = layouts as Record<string, (typeof layouts)[string]>;
+    if (kinds) {
+      const base = results.relations.find((r) => r.dataSet === versus)?.perPost;
+      if (base === undefined) return [];
+      const detail = `${bytes(perPost)} vs ${bytes(base)} per post: relations + packed counters`;
+      return [{ label: `Tally memory per post, ${dataSet} / ${versus}`, value: perPost / base, detail }];
+    }
     if (!dataSet.startsWith('dense')) {
       const detail = `plain bitmap ${bytes(plain!.perRelation)}, ${times(plain!.bytes / tally!.bytes)} Tally; SET ${bytes(set!.perRelation)}, HASH ${bytes(hash!.perRelation)}`;
       const label = `Tally memory per relation, ${dataSet}`;
@@ -238,9 +271,11 @@ export function memoryTable(results: MemoryResults): string {
   const header = ['memory per relation', 'posts', 'likes', 'Tally B/like', ...Object.values(RELATION_LAYOUTS).map(([c]) => c)];
   const cells = (row: MemoryResults['relations'][number]) => [
     ...[row.dataSet, String(row.entities), String(row.relations), ...layouts.map((l) => bytes(row.layouts[l]!.perRelation))],
-    ...[times(row.layouts.tally!.bytes / row.layouts.plainBitmap!.bytes), keyCounts(row.layouts.tally!.keys)],
+    times(row.layouts.tally!.bytes / row.layouts.plainBitmap!.bytes),
+    ...[bytes(row.perPost), keyCounts(row.layouts.tally!.keys)],
   ];
-  const perRelation = columns([...header, 'Tally / plain', 'Tally keys'], results.relations.map(cells), (i) => i >= 1 && i < 8);
+  const perRelationHeader = [...header, 'Tally / plain', 'Tally B/post + counters', 'Tally keys'];
+  const perRelation = columns(perRelationHeader, results.relations.map(cells), (i) => i >= 1 && i < 9);
   const packed = results.entities[0]!;
   const perEntity = columns(
     [`memory per counted entity (${packed.entities.toLocaleString('en-US')} posts)`, 'B/entity', 'vs packed', 'keys'],
