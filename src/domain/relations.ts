@@ -4,7 +4,7 @@
 // changes, a row of relation_facts (its `kind` column) and the counters it moves: one slot of
 // the entity's packed counters, and user counters. Adding a kind is one entry (docs/api.md
 // shows how); reactions come from the REACTIONS setting.
-import { POST_SLOTS, type UserCounter } from './counters.js';
+import { MAX_COUNTER_SLOTS, POST_SLOTS, type UserCounter } from './counters.js';
 import { type EntityType, POST, USER } from './entities.js';
 
 /** Who may see who set a relation (the counts are public either way). */
@@ -87,8 +87,8 @@ export const DEFAULT_REACTIONS: readonly Reaction[] = [
 
 /** The first counter slot after a post's own: reactions take it and the ones after, in registry order. */
 const FIRST_REACTION_SLOT = Object.keys(POST_SLOTS).length;
-/** Packed counters hold at most 64 slots (src/counters/packedCounters.ts). */
-export const MAX_REACTIONS = 64 - FIRST_REACTION_SLOT;
+/** Reactions take the slots packed counters have left. */
+export const MAX_REACTIONS = MAX_COUNTER_SLOTS - FIRST_REACTION_SLOT;
 const CONTENT = /^[A-Z][A-Z0-9_]{0,13}$/;
 
 /**

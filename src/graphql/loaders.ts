@@ -32,12 +32,13 @@ export async function orFromPostgres<T>(
   return answers.map((answer) => answer ?? found[next++]!);
 }
 
+/** An anonymous viewer's state on any post. */
+export const NOTHING_HELD: ViewerState = new Set();
+
 /**
  * `cache: false` for a subscription: its context lives as long as the socket, and each push
  * must read fresh (loads of one push still share a batch).
  */
-/** An anonymous viewer's state on any post. */
-const NOTHING_HELD: ViewerState = new Set();
 
 export function createLoaders(deps: ApiDeps, viewer: Viewer | null, client: Client, { cache = true } = {}) {
   let listPages = 0;

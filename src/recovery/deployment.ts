@@ -4,11 +4,11 @@
 // was written with would silently split entities, so it is recorded once and checked on
 // every start. The counted kinds' slots decide what each stored counter means: a kind may be
 // added (a reaction at the end of REACTIONS), never moved to another slot or dropped (its
-// slot would count for the next kind given it), so their layout is recorded and checked too. A Redis without the record is new, or lost its data: if nothing outlives it
-// (no relation facts in PostgreSQL, no events in Kafka) there is nothing to recover, and
-// every partition is marked ready; else no partition is, until the facts are restored
-// (this folder).
-import type { RelationKinds } from '../domain/relations.js';
+// slot would count for the next kind given it), so their layout is recorded and checked too.
+// A Redis without the record is new, or lost its data: if nothing outlives it (no relation
+// facts in PostgreSQL, no events in Kafka) there is nothing to recover, and every partition is
+// marked ready; else no partition is, until the facts are restored (this folder).
+import { type RelationKinds, slotsSpec } from '../domain/relations.js';
 import { type Keys, META } from '../redis/keys.js';
 import type { ScriptedRedis } from '../redis/scripts.js';
 import { createReadiness } from './readiness.js';
@@ -25,11 +25,7 @@ export interface DeploymentState {
 }
 
 /** Every counted kind and its slot, as recorded: "like:1,fav:2,r_thumbs_up:5,…". */
-export const countedLayout = (kinds: RelationKinds) =>
-  kinds.all
-    .filter((kind) => kind.slot !== null)
-    .map((kind) => `${kind.name}:${kind.slot}`)
-    .join(',');
+export const countedLayout = (kinds: RelationKinds) => slotsSpec(kinds.all.filter((kind) => kind.slot !== null));
 
 /** The recorded kinds this layout moved or dropped (empty when it only adds kinds). */
 function changedKinds(recorded: string, layout: string): string[] {

@@ -1,5 +1,5 @@
-// Relation facts in Redis: set a user's like/fav on a post to an absolute state (one Lua
-// step that also appends the counter event), and read the viewer's own state.
+// Relation facts in Redis: set a user's relation of any kind (src/domain/relations.ts) to an
+// absolute state (one Lua step that also appends the counter event), and read the viewer's own state.
 import { type EntityRef, type EntityType, entityName, POST, USER } from '../domain/entities.js';
 import { KINDS } from '../domain/kinds.js';
 import { FOLLOW, POST_RELATIONS, type PostRelationKind, type Relation } from '../domain/relations.js';

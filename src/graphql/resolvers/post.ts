@@ -5,11 +5,10 @@ import { BOOKMARK, FAV, LIKE, POST_RELATIONS, type Relation } from '../../domain
 import { notFound } from '../../errors.js';
 import type { GraphQLContext } from '../context.js';
 import type { PostCountsResolvers, PostResolvers, PostViewerStateResolvers, ReactionGroupResolvers } from '../generated.js';
+import { NOTHING_HELD } from '../loaders.js';
 import type { PostModel } from '../models.js';
 import { listPage } from './lists.js';
 import { reactionNamed } from './reactions.js';
-
-const NOTHING_HELD: ReadonlySet<string> = new Set();
 
 /** Who set `relation` on the post, with likers' privacy: a private user shows only to themselves. */
 function settersOf(
