@@ -2,11 +2,13 @@
 // appends to), read through consumer groups. Each partition is read by one member at a
 // time (see partitionAssignment); a batch is acknowledged only after its handler resolved;
 // a new owner first reclaims what the previous one left pending (XAUTOCLAIM), in order.
+// Reads are fenced by the lease (lua/readLeasedStream-2.lua): a member that lost it without
+// noticing yet reads nothing more, so a partition's entries are taken by one member, in order.
 import type { Logger } from 'pino';
 import type { RedisClient } from '../redis/client.js';
 import { callOnKey } from '../redis/keyedCommand.js';
 import { type Keys, META } from '../redis/keys.js';
-import type { ScriptedRedis } from '../redis/scripts.js';
+import { createScripts, type ScriptedRedis, type StreamEntry } from '../redis/scripts.js';
 import { decodeOutboxEntry } from './outboxCodec.js';
 import { trimOutbox } from './outboxTrimmer.js';
 import { createPartitionAssignment } from './partitionAssignment.js';
@@ -29,8 +31,6 @@ export interface RedisStreamsOptions {
   idlePollMs?: number;
   trimIntervalMs?: number;
 }
-
-type StreamEntry = [id: string, fields: string[]];
 
 const ERROR_BACKOFF_MS = [100, 500, 2000, 5000];
 
@@ -68,22 +68,22 @@ export function createRedisStreamsLog(options: RedisStreamsOptions): EventLog {
       const signal = createStopSignal();
       let lastTrim = 0;
 
-      async function reclaimPending(cursor: string): Promise<{ next: string; raw: StreamEntry[] }> {
-        const [next, raw, deleted] = (await redis.call('XAUTOCLAIM', stream, group, consumer, 0, cursor, 'COUNT', batchSize)) as [
-          string,
-          (StreamEntry | null)[],
-          string[],
-        ];
+      const scripts = createScripts(redis, keys);
+      const read = (what: { claim: string } | 'new') =>
+        scripts.readLeasedStream({ partition, group, member: consumer, read: what, count: batchSize });
+
+      /** What the previous owner left pending, from `cursor`; null when the lease is not ours (any more). */
+      async function reclaimPending(cursor: string): Promise<{ next: string; raw: StreamEntry[] } | null> {
+        const claimed = await read({ claim: cursor });
+        if (!claimed) return null;
         // Entries trimmed while pending come back as ids only: nothing left to handle.
-        if (deleted?.length) await redis.xack(stream, group, ...deleted);
-        return { next, raw: raw.filter((e): e is StreamEntry => e !== null) };
+        if (claimed.deleted.length) await redis.xack(stream, group, ...claimed.deleted);
+        return { next: claimed.next ?? '0-0', raw: claimed.entries.filter((e): e is StreamEntry => Boolean(e)) };
       }
 
-      async function readNew(): Promise<StreamEntry[]> {
-        const reply = (await redis.call('XREADGROUP', 'GROUP', group, consumer, 'COUNT', batchSize, 'STREAMS', stream, '>')) as
-          | [string, StreamEntry[]][]
-          | null;
-        return reply?.[0]?.[1] ?? [];
+      /** Entries never delivered to the group; null when the lease is not ours (any more). */
+      async function readNew(): Promise<StreamEntry[] | null> {
+        return (await read('new'))?.entries ?? null;
       }
 
       async function loop() {
@@ -91,13 +91,21 @@ export function createRedisStreamsLog(options: RedisStreamsOptions): EventLog {
         let failures = 0;
         while (!signal.stopped) {
           try {
-            let raw: StreamEntry[];
+            let raw: StreamEntry[] | null;
             if (reclaimCursor !== null) {
               const claimed = await reclaimPending(reclaimCursor);
-              raw = claimed.raw;
-              reclaimCursor = claimed.next === '0-0' ? null : claimed.next;
+              raw = claimed?.raw ?? null;
+              if (claimed) reclaimCursor = claimed.next === '0-0' ? null : claimed.next;
             } else {
               raw = await readNew();
+            }
+            if (raw === null) {
+              // Another member holds the lease: read nothing until it is ours again (the
+              // assignment gives the partition up at its next look), and then start by
+              // reclaiming what is pending.
+              reclaimCursor = '0-0';
+              await signal.sleep(idlePollMs);
+              continue;
             }
             if (raw.length > 0) {
               const { entries, ids } = toEntries(partition, raw);

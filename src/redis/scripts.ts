@@ -37,6 +37,16 @@ export interface CountersSnapshot {
   relations: { name: string; counter: number; facts: number; pending: number; inFlight: number }[];
 }
 
+/** A stream entry as Redis returns it. */
+export type StreamEntry = [id: string, fields: string[]];
+
+/** What a leased read took: entries, ids trimmed while pending (claim), and the claim's next cursor ('0-0': done; null for new entries). */
+export interface LeasedRead {
+  next: string | null;
+  entries: StreamEntry[];
+  deleted: string[];
+}
+
 const BATCH = { applied: 1, skipped: 0, partlyApplied: -1, entityRebuilt: -3 } as const;
 const REBUILD = { acquired: 1, locked: 0, rateLimited: -1 } as const;
 
@@ -355,6 +365,35 @@ export function createScripts(redis: ScriptedRedis, keys: Keys) {
      */
     leaseSockets: async (a: { client: string; leaseMs: number; max: number; socketIds: readonly string[] }) =>
       (await call<number>('leaseSockets', keys.clientSockets(a.client), a.leaseMs, a.max, ...a.socketIds)) === 1,
+
+    /**
+     * Reads a partition's stream for `group` if `member` holds the partition's lease for it:
+     * its pending entries from `cursor` ('claim') or entries never delivered ('new'). Null
+     * when another member holds the lease (nothing was read).
+     */
+    readLeasedStream: async (a: {
+      partition: number;
+      group: string;
+      member: string;
+      read: { claim: string } | 'new';
+      count: number;
+    }): Promise<LeasedRead | null> => {
+      const mode = a.read === 'new' ? 'new' : 'claim';
+      const cursor = a.read === 'new' ? '' : a.read.claim;
+      const reply = await call<0 | [1, string, StreamEntry[], string[]] | [2, StreamEntry[]]>(
+        'readLeasedStream',
+        keys.lease(a.partition, a.group),
+        keys.outbox(a.partition),
+        a.member,
+        a.group,
+        mode,
+        a.count,
+        cursor,
+      );
+      if (reply === 0) return null;
+      if (reply[0] === 1) return { next: reply[1], entries: reply[2], deleted: reply[3] };
+      return { next: null, entries: reply[1], deleted: [] };
+    },
 
     /** Extends a lease the caller holds; false when it does not. */
     renewLease: async (key: string, holder: string, ms: number) => (await call<number>('renewLease', key, holder, ms)) === 1,

@@ -4,6 +4,8 @@ import { loadConfig } from '../../src/config.js';
 import { relayFor } from '../../src/consumers/relay.js';
 import { createEventLogs } from '../../src/events/eventLog.js';
 import { AGGREGATOR_GROUP, RELAY_GROUP } from '../../src/events/groups.js';
+import { tallyPartitioner, toMessage } from '../../src/events/kafka/messages.js';
+import type { CounterEvent } from '../../src/events/types.js';
 import { createLogger } from '../../src/log.js';
 import { type CounterFixture, createCounterFixture } from '../support/counterFixture.js';
 import { TEST_REDIS_URL } from '../support/env.js';
@@ -116,5 +118,51 @@ describe('a Kafka consumer', () => {
       await logs.close();
       await own.close();
     }
+  }, 60_000);
+  it('counts a late copy of relayed events once, in the same fetch as the originals or straddling a later one', async () => {
+    // What a relay that lost its lease leaves behind: the new owner re-sent the outbox's
+    // entries from the oldest unacknowledged one, and the old owner's send lands after.
+    const own = createCounterFixture({ partitions: 1, leaseMs: 1000 });
+    const logger = createLogger({ logLevel: 'silent' });
+    const logs = createEventLogs(loadConfig(envOf(own)), own.redis, own.keys, logger);
+    const target = logs.relayTarget!;
+    const producer = target.kafka.producer({ createPartitioner: tallyPartitioner });
+    const send = (events: CounterEvent[]) => producer.send({ topic: target.topic, acks: -1, messages: events.map(toMessage) });
+    const outboxEvents = async () => (await own.batchOf(0)).entries.map((e) => e.event);
+    for (const post of [920, 921]) await own.postCounters.initialize(post);
+    const aggregation = logs.consumed.subscribe(AGGREGATOR_GROUP, async (batch) => {
+      await own.aggregator.applyBatch(batch);
+    });
+    const applied = async (events: CounterEvent[]) =>
+      waitUntil(async () => (await own.redis.hget(own.keys.aggState(0), 'event')) === events.at(-1)!.id, {
+        what: `the aggregator to reach ${events.at(-1)!.id}`,
+        timeoutMs: 30_000,
+      });
+    try {
+      await aggregation.start(); // creates the topic
+      await producer.connect();
+      for (let u = 1; u <= 12; u++) await own.set(u, 920 + (u % 2), u % 3 !== 0);
+      const first = await outboxEvents();
+      // One send, so one fetch: the events, then a copy of the first six.
+      await send([...first, ...first.slice(0, 6)]);
+      await applied(first);
+      for (let u = 13; u <= 18; u++) await own.set(u, 920 + (u % 2));
+      const more = (await outboxEvents()).slice(first.length);
+      // A copy of earlier events in front of new ones.
+      await send([...first.slice(3, 9), ...more]);
+      await applied(more);
+    } finally {
+      await aggregation.stop();
+      await producer.disconnect();
+      await logs.close();
+    }
+    const folded = await own.flusher.foldPartitions(own.allPartitions);
+    expect(folded.rebuilt).toBe(0);
+    for (const post of [920, 921]) {
+      const facts = await own.factsOf(post);
+      expect(facts.likes).toBeGreaterThan(0);
+      expect((await own.countersOf(post))?.[1]).toBe(facts.likes);
+    }
+    await own.close();
   }, 60_000);
 });

@@ -26,6 +26,7 @@ describe('lua scripts', () => {
         'persistedAsOf',
         'publishUserCounts',
         'raisePosition',
+        'readLeasedStream',
         'rebuildCounters',
         'releaseLease',
         'renewLease',

@@ -1,6 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { trimOutbox } from '../../src/events/outboxTrimmer.js';
-import type { EventBatch } from '../../src/events/types.js';
+import { ownerOf } from '../../src/events/partitionAssignment.js';
+import { comparePositions, type EventBatch } from '../../src/events/types.js';
+import { createScripts } from '../../src/redis/scripts.js';
 import { type CounterFixture, createCounterFixture } from '../support/counterFixture.js';
 import { waitUntil } from '../support/wait.js';
 
@@ -102,4 +104,76 @@ describe('Redis Streams event log', () => {
     }
     expect((await lengths()).reduce((x, y) => x + y)).toBe(60 - f.partitions);
   });
+});
+
+describe('a partition lease fences the reads', () => {
+  // One partition and a lease far longer than the test: a member that lost its lease does not
+  // notice it before the end, which is the case the fence is for.
+  let g: CounterFixture;
+  beforeEach(() => {
+    g = createCounterFixture({ partitions: 1, leaseMs: 60_000 });
+  });
+  afterEach(() => g.close());
+
+  it('reads nothing for a member that does not hold the lease, and hands its pending entries to the holder', async () => {
+    for (let u = 1; u <= 6; u++) await g.set(u, 1000);
+    const stream = g.keys.outbox(0);
+    await g.redis.xgroup('CREATE', stream, 'g', '0', 'MKSTREAM');
+    const scripts = createScripts(g.redis, g.keys);
+    const read = (member: string, what: { claim: string } | 'new') =>
+      scripts.readLeasedStream({ partition: 0, group: 'g', member, read: what, count: 4 });
+    const pending = async () => ((await g.redis.xpending(stream, 'g')) as [number, ...unknown[]])[0];
+
+    expect(await read('a', 'new')).toBeNull(); // nobody holds the lease
+    await g.redis.set(g.keys.lease(0, 'g'), 'a');
+    expect(await read('b', 'new')).toBeNull();
+    expect(await read('b', { claim: '0-0' })).toBeNull();
+    expect(await pending()).toBe(0);
+
+    const first = await read('a', 'new');
+    expect(first?.entries.map(([id]) => id)).toHaveLength(4);
+    expect(await pending()).toBe(4);
+
+    // The lease moves to b: a reads nothing more, b takes a's pending entries, then the rest.
+    await g.redis.set(g.keys.lease(0, 'g'), 'b');
+    expect(await read('a', 'new')).toBeNull();
+    const claimed = await read('b', { claim: '0-0' });
+    expect(claimed?.entries.map(([id]) => id)).toEqual(first?.entries.map(([id]) => id));
+    expect(claimed?.next).toBe('0-0');
+    const rest = await read('b', 'new');
+    const all = (await g.redis.xrange(stream, '-', '+')) as [string, string[]][];
+    expect([...claimed!.entries, ...rest!.entries].map(([id]) => id)).toEqual(all.map(([id]) => id));
+  });
+
+  it('keeps a member whose lease was taken, but who has not noticed, from taking entries the new owner needs', async () => {
+    // Names such that the rendezvous hash gives the partition to b once both are members.
+    const a = 'member-a';
+    const b = ['member-b', 'member-c', 'member-d', 'member-e'].find((name) => ownerOf(0, [a, name]) === name)!;
+    const seenBy = { [a]: [] as string[], [b]: [] as string[] };
+    const subscribe = (member: string) =>
+      g.eventLog(100, member).subscribe('fenced', async (batch) => {
+        seenBy[member]!.push(...batch.entries.map((e) => e.position));
+      });
+    const subA = subscribe(a);
+    await subA.start();
+    expect(subA.assignedPartitions()).toEqual([0]);
+    for (let u = 1; u <= 5; u++) await g.set(u, 1000);
+    await waitUntil(async () => seenBy[a]!.length === 5, { what: 'a to read the first five events' });
+
+    // b takes the lease over (as after a's heartbeats failed); a goes on polling every 10 ms.
+    await g.redis.set(g.keys.lease(0, 'fenced'), b, 'PX', 60_000);
+    for (let u = 6; u <= 50; u++) await g.set(u, 1000);
+    const subB = subscribe(b);
+    await subB.start();
+    await waitUntil(async () => seenBy[b]!.length >= 45, { what: 'b to read the 45 events written after it took over' });
+
+    // (Acknowledged entries are trimmed at once here: compare what each member saw.)
+    const inOrder = (ids: string[]) => [...ids].sort((x, y) => comparePositions(x, y));
+    expect(seenBy[a]).toHaveLength(5);
+    expect(seenBy[b]).toHaveLength(45);
+    expect(seenBy[b]).toEqual(inOrder(seenBy[b]!));
+    expect(comparePositions(seenBy[b]![0]!, seenBy[a]!.at(-1)!)).toBeGreaterThan(0);
+    await subB.stop();
+    await subA.stop();
+  }, 60_000);
 });

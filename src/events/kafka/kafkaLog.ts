@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import type { Admin, Kafka } from 'kafkajs';
 import type { Logger } from '../../log.js';
 import { OUTBOX_SOURCE } from '../redisStreams.js';
-import type { BatchHandler, EventLog, GroupLag, LogEntry, Subscription } from '../types.js';
+import { type BatchHandler, comparePositions, type EventLog, type GroupLag, type LogEntry, type Subscription } from '../types.js';
 import { fromMessage } from './messages.js';
 
 export interface KafkaLogOptions {
@@ -48,7 +48,12 @@ export function createKafkaLog(options: KafkaLogOptions): EventLog {
     return topics[0]?.partitions.length ?? 0;
   }
 
-  /** Splits a Kafka batch by Tally partition, keeping log order within each. */
+  /**
+   * Splits a Kafka batch by Tally partition, keeping log order within each, and drops each
+   * event at or below a position already met in its partition: the late copy of a send by a
+   * relay that lost its partition to another, which had re-sent it (the outbox is read in
+   * order, under the lease: whatever a relay sends is the next entries or a copy of earlier ones).
+   */
   function byTallyPartition(messages: Parameters<typeof fromMessage>[0][]): Map<number, LogEntry[]> {
     const split = new Map<number, LogEntry[]>();
     for (const message of messages) {
@@ -58,6 +63,8 @@ export function createKafkaLog(options: KafkaLogOptions): EventLog {
         continue;
       }
       const entries = split.get(event.partition) ?? [];
+      const newest = entries.at(-1);
+      if (newest && comparePositions(event.id, newest.position) <= 0) continue;
       entries.push({ position: event.id, event });
       split.set(event.partition, entries);
     }
