@@ -3,6 +3,7 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Budget, BudgetName } from './domain/budgets.js';
+import { type OwnerTypeSpec, parseEntityTypes } from './domain/entityTypes.js';
 import { DEFAULT_REACTIONS, type KindRules, parseReactions, type Reaction } from './domain/relations.js';
 
 export type Role = 'all' | 'api' | 'worker';
@@ -65,6 +66,8 @@ export interface Config {
   reactions: readonly Reaction[];
   /** REACTIONS_PER_USER=one: a user holds at most one reaction on a post. */
   oneReactionPerUser: boolean;
+  /** The entity types a product's own service owns (ENTITY_TYPES), besides Tally's posts and users. */
+  entityTypes: readonly OwnerTypeSpec[];
   jwtSecret: string;
   /** The claims a bearer token must carry (JWT_REQUIRE_EXP, JWT_ISSUER, JWT_AUDIENCE). */
   tokenRules: TokenRules;
@@ -229,18 +232,30 @@ export function reactionsSetting(env: NodeJS.ProcessEnv): readonly Reaction[] {
   return env.REACTIONS?.trim() ? parseReactions(env.REACTIONS) : DEFAULT_REACTIONS;
 }
 
+/** The ENTITY_TYPES setting (throws on a bad one; loadConfig reports it at start). */
+export function entityTypesSetting(env: NodeJS.ProcessEnv): readonly OwnerTypeSpec[] {
+  return env.ENTITY_TYPES?.trim() ? parseEntityTypes(env.ENTITY_TYPES) : [];
+}
+
 /**
- * This process's reactions and their rule, for the registry built at import
+ * This process's reactions, their rule and its owner types, for the registry built at import
  * (src/domain/kinds.ts). A bad setting reads as the default here: loadConfig refuses it
  * (exit 78) before the registry is used.
  */
-export function deploymentKinds(): { reactions: readonly Reaction[]; rules: KindRules } {
+export function deploymentKinds(): { reactions: readonly Reaction[]; rules: KindRules; entityTypes: readonly OwnerTypeSpec[] } {
   const rules = { oneReactionPerUser: process.env.REACTIONS_PER_USER === 'one' };
-  try {
-    return { reactions: reactionsSetting(process.env), rules };
-  } catch {
-    return { reactions: DEFAULT_REACTIONS, rules };
-  }
+  const orDefault = <T>(read: () => T, fallback: T): T => {
+    try {
+      return read();
+    } catch {
+      return fallback;
+    }
+  };
+  return {
+    reactions: orDefault(() => reactionsSetting(process.env), DEFAULT_REACTIONS),
+    rules,
+    entityTypes: orDefault(() => entityTypesSetting(process.env), []),
+  };
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -302,12 +317,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     }
     return raw;
   };
-  const reactions = (): readonly Reaction[] => {
+  const parsed = <T>(name: string, read: (env: NodeJS.ProcessEnv) => T, fallback: T): T => {
     try {
-      return reactionsSetting(env);
+      return read(env);
     } catch (error) {
-      problems.push(`REACTIONS: ${(error as Error).message}`);
-      return DEFAULT_REACTIONS;
+      problems.push(`${name}: ${(error as Error).message}`);
+      return fallback;
     }
   };
   const flag = (name: string, fallback: boolean): boolean => {
@@ -359,8 +374,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       keepAliveMs: integer('REDIS_KEEPALIVE_MS', REDIS_DEFAULT_TIMEOUTS.keepAliveMs, 1000, 3_600_000),
     },
     redisKeyPrefix: env.REDIS_KEY_PREFIX ?? '',
-    reactions: reactions(),
+    reactions: parsed('REACTIONS', reactionsSetting, DEFAULT_REACTIONS),
     oneReactionPerUser: oneOf('REACTIONS_PER_USER', ['many', 'one'], 'many') === 'one',
+    entityTypes: parsed('ENTITY_TYPES', entityTypesSetting, []),
     jwtSecret,
     tokenRules: {
       requireExp: flag('JWT_REQUIRE_EXP', DEFAULT_TOKEN_RULES.requireExp),

@@ -1,7 +1,7 @@
 // Events added up per entity and counter slot: what the aggregator applies to the counters, and
 // what replay recomputes them from.
-import { EVENT_COUNTED_TYPES } from '../domain/counters.js';
 import { entityName } from '../domain/entities.js';
+import { TYPES } from '../domain/kinds.js';
 import type { LogEntry } from '../events/types.js';
 import type { EntityDeltas } from '../redis/scripts.js';
 
@@ -9,7 +9,7 @@ import type { EntityDeltas } from '../redis/scripts.js';
 export function sumByEntity(entries: readonly LogEntry[]): EntityDeltas[] {
   const sums = new Map<string, EntityDeltas>();
   for (const { event } of entries) {
-    if (!EVENT_COUNTED_TYPES.has(event.entityType) || event.slot === null) continue;
+    if (!TYPES.eventCounted.has(event.entityType) || event.slot === null) continue;
     const name = entityName({ type: event.entityType, id: event.entityId });
     let sum = sums.get(name);
     if (!sum) {

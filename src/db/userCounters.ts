@@ -3,7 +3,7 @@
 
 import { type UserCounterValues, ZERO_USER_COUNTERS } from '../domain/counters.js';
 import { POST, USER } from '../domain/entities.js';
-import { KINDS } from '../domain/kinds.js';
+import { KINDS, TYPES } from '../domain/kinds.js';
 import type { Relation } from '../domain/relations.js';
 import type { Db } from './client.js';
 
@@ -76,14 +76,14 @@ async function fromBaseTables(sql: Sql, userIds: readonly number[]): Promise<Map
       UNION ALL
       SELECT 'owner', f.kind, count(*)::int FROM relation_facts f
         WHERE f.entity_type = ${USER} AND f.entity_id = u.id
-          AND f.kind = ANY(${names(KINDS.setOn(USER).filter((k) => k.ownerCounter))}::text[]) AND f.active
+          AND f.kind = ANY(${names(TYPES.kindsOf(USER).filter((k) => k.ownerCounter))}::text[]) AND f.active
         GROUP BY f.kind
       UNION ALL
       SELECT 'owner', per_post.kind, sum(per_post.n)::int
         FROM posts p CROSS JOIN LATERAL (
           SELECT f.kind, count(*) AS n FROM relation_facts f
           WHERE f.entity_type = ${POST} AND f.entity_id = p.id
-            AND f.kind = ANY(${names(KINDS.setOn(POST).filter((k) => k.ownerCounter))}::text[]) AND f.active
+            AND f.kind = ANY(${names(TYPES.kindsOf(POST).filter((k) => k.ownerCounter))}::text[]) AND f.active
           GROUP BY f.kind) per_post
         WHERE p.author_id = u.id
         GROUP BY per_post.kind

@@ -1,15 +1,11 @@
 // Counter layouts: which slot of a post's packed counters holds which count, and the order of a user's
 // counters (their packed counters in Redis, their row in PostgreSQL). Scripts and readers take them from
 // here; nothing else spells a slot as a number.
-import { type EntityType, POST } from './entities.js';
 
 /** Packed counters hold at least this many uint32 slots (lua/includes/packedCounters.lua: BASE_SLOTS). */
 export const COUNTER_SLOTS = 5;
 /** And at most this many (MAX_SLOTS there): the post slots and every registered kind's. */
 export const MAX_COUNTER_SLOTS = 64;
-
-/** Entities whose packed counters are folded from events. (Follows move user counters, which the fact persister keeps in PostgreSQL.) */
-export const EVENT_COUNTED_TYPES: ReadonlySet<string> = new Set<EntityType>([POST]);
 
 /** A post's counter slots. */
 export const POST_SLOTS = { read: 0, like: 1, fav: 2, comment: 3, repost: 4 } as const;

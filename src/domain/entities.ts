@@ -1,8 +1,10 @@
 // What Tally keeps relations and counters about, and the one way an entity is named
-// everywhere (Redis keys, events, dirty sets, job ids): "<type>:<id>".
+// everywhere (Redis keys, events, dirty sets, job ids): "<type>:<id>". Which types a
+// deployment has, and their rules, is the registry's (src/domain/entityTypes.ts).
 export const POST = 'post' as const;
 export const USER = 'user' as const;
-export type EntityType = typeof POST | typeof USER;
+/** A type's name: `post`, `user`, or one of ENTITY_TYPES (snake_case, never ':'). */
+export type EntityType = string;
 
 export interface EntityRef {
   type: EntityType;
@@ -10,5 +12,3 @@ export interface EntityRef {
 }
 
 export const entityName = (entity: EntityRef) => `${entity.type}:${entity.id}`;
-
-export const isEntityType = (type: string): type is EntityType => type === POST || type === USER;

@@ -5,7 +5,6 @@
 // the entity's packed counters, and user counters. Adding a kind is one entry (docs/api.md
 // shows how); reactions come from the REACTIONS setting.
 import { MAX_COUNTER_SLOTS, POST_SLOTS, type UserCounter } from './counters.js';
-import { type EntityType, POST, USER } from './entities.js';
 
 /** Who may see who set a relation (the counts are public either way). */
 export type Listed =
@@ -25,8 +24,6 @@ export interface Reaction {
 export interface Relation {
   /** Its name in keys, events and relation_facts.kind: letters, digits and '_', at most 16. */
   name: string;
-  /** What it is set on. */
-  on: EntityType;
   /** The entity's counter slot its events move; null when no packed counter counts it (follows move user counters only). */
   slot: number | null;
   /** The user counter of the entity's owner (a post's author, the followed user) it moves, if any. */
@@ -40,7 +37,6 @@ export interface Relation {
 
 export const LIKE: Relation = {
   name: 'like',
-  on: POST,
   slot: POST_SLOTS.like,
   ownerCounter: 'likesReceived',
   setterCounter: null,
@@ -50,7 +46,6 @@ export const LIKE: Relation = {
 export const FAV: Relation = { ...LIKE, name: 'fav', slot: POST_SLOTS.fav, ownerCounter: 'favsReceived' };
 export const FOLLOW: Relation = {
   name: 'follow',
-  on: USER,
   slot: null,
   ownerCounter: 'followers',
   setterCounter: 'followings',
@@ -61,7 +56,6 @@ export const FOLLOW: Relation = {
 /** A private "save for later": no counter, no one's list but the setter's. */
 export const BOOKMARK: Relation = {
   name: 'bookmark',
-  on: POST,
   slot: null,
   ownerCounter: null,
   setterCounter: null,
@@ -129,8 +123,6 @@ export function createRelationKinds(reactions: readonly Reaction[], rules: KindR
   const all: readonly Relation[] = [LIKE, FAV, FOLLOW, BOOKMARK, ...reactionKinds];
   const byName = new Map(all.map((kind) => [kind.name, kind]));
   const byContent = new Map(reactionKinds.map((kind) => [kind.reaction!.content, kind]));
-  const countedOn = (type: EntityType) => all.filter((kind) => kind.on === type && kind.slot !== null);
-
   return {
     all,
     /** The reactions, in the order clients show them. */
@@ -142,12 +134,6 @@ export function createRelationKinds(reactions: readonly Reaction[], rules: KindR
     /** The kinds that setting `kind` removes in the same step (the other reactions, with one per user). */
     exclusiveWith: (kind: Relation): readonly Relation[] =>
       rules.oneReactionPerUser && kind.reaction ? reactionKinds.filter((other) => other !== kind) : [],
-    /** The kinds set on a `type`, in registry order. */
-    setOn: (type: EntityType) => all.filter((kind) => kind.on === type),
-    /** The kinds a packed counter of `type` counts, in slot order. */
-    countedOn,
-    /** The kinds counted on `type` and their slots as the Lua scripts take them ("like:1,fav:2"). */
-    slotsSpec: (type: EntityType) => slotsSpec(countedOn(type)),
   };
 }
 

@@ -1,6 +1,6 @@
 // Outbox stream entries <-> CounterEvent. Field names are one letter: the outbox holds
 // every change of a hot post, so bytes per entry matter (written by lua/setRelation-6.lua).
-import { isEntityType } from '../domain/entities.js';
+import { TYPES } from '../domain/kinds.js';
 import type { CounterEvent } from './types.js';
 
 const POSITIVE_INT = /^[1-9][0-9]*$/;
@@ -10,7 +10,7 @@ export function decodeOutboxEntry(id: string, partition: number, fields: string[
   const f: Record<string, string> = {};
   for (let i = 0; i + 1 < fields.length; i += 2) f[fields[i]!] = fields[i + 1]!;
   const { e, i: entityId, m, x, u, a, d } = f;
-  if (!e || !isEntityType(e) || !m || !entityId || !u || !a || !POSITIVE_INT.test(entityId) || !POSITIVE_INT.test(u)) return null;
+  if (!e || !TYPES.has(e) || !m || !entityId || !u || !a || !POSITIVE_INT.test(entityId) || !POSITIVE_INT.test(u)) return null;
   if (x === undefined || !/^([0-9]|[1-5][0-9]|6[0-3])?$/.test(x) || (d !== '1' && d !== '-1') || !/^[0-9]+$/.test(a)) return null;
   return {
     id,

@@ -1,4 +1,4 @@
-// Restores one entity's facts (and a post's counters) from PostgreSQL after Redis lost its
+// Restores one entity's facts (and its packed counters, for a counted type) from PostgreSQL after Redis lost its
 // data, before anything is decided against them: a write on an entity Redis does not hold
 // yet calls this first, and so does the recovery for every entity. One restorer at a time
 // per entity (a lock in Redis); an entity already restored, or in a ready partition, is left
@@ -7,7 +7,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Rebuilder } from '../counters/rebuild.js';
 import type { FactStore } from '../db/facts.js';
-import { type EntityRef, entityName, POST } from '../domain/entities.js';
+import { type EntityRef, entityName } from '../domain/entities.js';
+import { TYPES } from '../domain/kinds.js';
 import { unavailable } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { Keys } from '../redis/keys.js';
@@ -64,7 +65,7 @@ export function createEntityRestorer(deps: EntityRestoreDeps) {
       if (await readiness.entityReady(entity)) return true;
       const started = Date.now();
       const copied = await copyFacts(entity, renew);
-      if (entity.type === POST) await deps.rebuilder.rebuild(entity);
+      if (TYPES.eventCounted.has(entity.type)) await deps.rebuilder.rebuild(entity);
       await readiness.markRestored(entity);
       logger.debug({ entity: entityName(entity), facts: copied, ms: Date.now() - started }, 'restored from PostgreSQL');
       return true;

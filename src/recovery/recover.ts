@@ -4,7 +4,7 @@
 // over after a crash resumes where it stopped:
 //
 //   1. entities  every entity with facts in PostgreSQL is restored (src/recovery/entityRestore.ts:
-//                its facts, then a post's counters from them), unless a write restored it already;
+//                its facts, then its packed counters from them), unless a write restored it already;
 //   2. users     every user's counters are cached again from PostgreSQL (where they are exact);
 //   3. done      every partition is marked ready: Redis answers for all of them again.
 //
@@ -15,7 +15,8 @@ import { randomUUID } from 'node:crypto';
 import type { UserCounters } from '../counters/userCounters.js';
 import type { FactStore } from '../db/facts.js';
 import type { UserCounterStore } from '../db/userCounters.js';
-import { type EntityRef, type EntityType, POST, USER } from '../domain/entities.js';
+import type { EntityRef, EntityType } from '../domain/entities.js';
+import { TYPES } from '../domain/kinds.js';
 import type { Logger } from '../log.js';
 import type { Keys } from '../redis/keys.js';
 import { createScripts, type ScriptedRedis } from '../redis/scripts.js';
@@ -41,8 +42,8 @@ interface SavedProgress {
 const PAGE = 500;
 const CONCURRENCY = 8;
 const LOCK_MS = 30_000;
-/** Entity types with facts, in the order the entity step walks them. */
-const ENTITY_TYPES: EntityType[] = [POST, USER];
+/** Entity types with facts, in the order the entity step walks them (the registry's). */
+const ENTITY_TYPES: EntityType[] = TYPES.all.map((type) => type.name);
 
 export interface RecoveryDeps {
   redis: ScriptedRedis;

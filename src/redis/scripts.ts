@@ -4,7 +4,7 @@
 // caller reads a raw reply.
 import { USER_COUNTERS, type UserCounterValues } from '../domain/counters.js';
 import { type EntityRef, type EntityType, entityName, POST } from '../domain/entities.js';
-import { KINDS } from '../domain/kinds.js';
+import { TYPES } from '../domain/kinds.js';
 import { type Relation, slotsSpec } from '../domain/relations.js';
 import type { Keys } from './keys.js';
 import type { RawScripts, ScriptedRedis } from './luaScripts.js';
@@ -196,7 +196,7 @@ export function createScripts(redis: ScriptedRedis, keys: Keys) {
         keys.countersPrefix(p),
         keys.prefix,
         keys.partitionTag(p),
-        KINDS.slotsSpec(POST),
+        TYPES.slotsSpec(POST),
         keys.countsChannel(p),
       );
       return { folded, remaining, rebuilt, pushed };
@@ -206,11 +206,11 @@ export function createScripts(redis: ScriptedRedis, keys: Keys) {
     async countFromFacts(entity: EntityRef) {
       const [at, ...counters] = await call<number[]>(
         'countFromFacts',
-        keys.chunkIndex(KINDS.countedOn(entity.type)[0]!.name, entity),
+        keys.chunkIndex(TYPES.countedOn(entity.type)[0]!.name, entity),
         keys.prefix,
         tagOf(entity),
         entityName(entity),
-        KINDS.slotsSpec(entity.type),
+        TYPES.slotsSpec(entity.type),
       );
       return { counters, at: new Date(at!) };
     },
@@ -228,7 +228,7 @@ export function createScripts(redis: ScriptedRedis, keys: Keys) {
         entityName(entity),
         keys.prefix,
         keys.partitionTag(p),
-        KINDS.slotsSpec(entity.type),
+        TYPES.slotsSpec(entity.type),
       );
       return { counters: reply.slice(1) as number[], watermark: (reply[0] as string) || null };
     },
@@ -268,13 +268,13 @@ export function createScripts(redis: ScriptedRedis, keys: Keys) {
         a.post.id,
         keys.prefix,
         keys.partitionTag(p),
-        KINDS.slotsSpec(a.post.type),
+        TYPES.slotsSpec(a.post.type),
         a.scanLimit,
       );
       if (reply[0] !== 1) return null;
       return {
         countersValid: reply[1] === 1,
-        relations: KINDS.countedOn(a.post.type).map(({ name }, i) => {
+        relations: TYPES.countedOn(a.post.type).map(({ name }, i) => {
           const [counter, facts, pending, inFlight] = reply.slice(2 + i * 4, 6 + i * 4) as [number, number, number, number];
           return { name, counter, facts, pending, inFlight };
         }),

@@ -1,7 +1,7 @@
 // Relation facts in Redis: set a user's relation of any kind (src/domain/relations.ts) to an
 // absolute state (one Lua step that also appends the counter event), and read the viewer's own state.
 import { type EntityRef, type EntityType, entityName, POST, USER } from '../domain/entities.js';
-import { KINDS } from '../domain/kinds.js';
+import { KINDS, TYPES } from '../domain/kinds.js';
 import { FOLLOW, POST_RELATIONS, type PostRelationKind, type Relation } from '../domain/relations.js';
 import { conflict, outcomeUnknown, unavailable } from '../errors.js';
 import { isCluster } from '../redis/client.js';
@@ -167,7 +167,7 @@ export function createRelationStore(redis: ScriptedRedis, keys: Keys, deps: Rela
 
     /** The kinds the viewer holds on each post, in order (null where Redis does not hold the facts). */
     async viewerStates(userId: number, postIds: readonly number[]): Promise<FactsOrUnknown<ViewerState>[]> {
-      const kinds = KINDS.setOn(POST);
+      const kinds = TYPES.kindsOf(POST);
       const facts = await hasFacts(userId, POST, kinds, postIds);
       return facts.map((f) => (f ? new Set(kinds.filter((_, k) => f[k]).map((kind) => kind.name)) : null));
     },

@@ -18,8 +18,8 @@
 import type { UserCounters } from '../counters/userCounters.js';
 import type { ErasureQueries, OwnFactCursor } from '../db/erasureQueries.js';
 import type { ErasureProgress, ErasureStore } from '../db/erasures.js';
-import { type EntityType, isEntityType, USER } from '../domain/entities.js';
-import { KINDS } from '../domain/kinds.js';
+import { type EntityType, USER } from '../domain/entities.js';
+import { KINDS, TYPES } from '../domain/kinds.js';
 import { FOLLOW } from '../domain/relations.js';
 import { createPersistedMarks } from '../events/caughtUp.js';
 import type { Logger } from '../log.js';
@@ -102,7 +102,7 @@ export function createEraser(deps: EraserDeps) {
     for (const fact of facts) {
       const relation = KINDS.named(fact.kind);
       // A fact on a post whose row is gone moves no one's counters; its row goes with the rest.
-      if (!relation || !isEntityType(fact.entityType) || fact.ownerId === 0) continue;
+      if (!relation || !TYPES.has(fact.entityType) || fact.ownerId === 0) continue;
       const entity = { type: fact.entityType as EntityType, id: fact.entityId };
       changes.push({ userId, entity, relation, authorId: fact.ownerId, active: false });
     }

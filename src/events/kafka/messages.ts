@@ -2,7 +2,8 @@
 // the outbox event id and the Tally partition in headers, the event itself as JSON.
 
 import type { ICustomPartitioner, KafkaMessage, Message } from 'kafkajs';
-import { type EntityType, isEntityType } from '../../domain/entities.js';
+import type { EntityType } from '../../domain/entities.js';
+import { TYPES } from '../../domain/kinds.js';
 import type { CounterEvent } from '../types.js';
 
 export const EVENT_ID_HEADER = 'event-id';
@@ -38,7 +39,7 @@ export function fromMessage(message: KafkaMessage): CounterEvent | null {
     const v = JSON.parse(message.value.toString()) as Record<string, unknown>;
     const valid =
       typeof v.e === 'string' &&
-      isEntityType(v.e) &&
+      TYPES.has(v.e) &&
       typeof v.m === 'string' &&
       [v.i, v.u, v.a].every(Number.isSafeInteger) &&
       (v.x === null || Number.isSafeInteger(v.x)) &&
