@@ -1,5 +1,5 @@
 // Child-process entry of the live scenario's clients (docs/performance.md, "Live counts"): raw graphql-transport-ws
-// sockets on `ws` (recording ones parse every push, the others count them unparsed), or HTTP pollers of the same counts.
+// sockets on `ws`, or HTTP pollers of the same counts. Both kinds count their updates and, when recording, what they saw.
 import http from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -10,19 +10,33 @@ import { postGraphQL } from './httpPost.js';
 const [OPEN_CONCURRENCY, OPEN_TIMEOUT_MS, POLL_TIMEOUT_MS] = [200, 60_000, 30_000];
 
 export type ClientSpec = { index: number; postIds: string[] };
+type OpenArgs = { url: string; query: string; clients: ClientSpec[]; record: boolean } & (
+  | { kind: 'socket' }
+  | { kind: 'poller'; intervalMs: number }
+);
+/** A recording client keeps what it saw flattened as [postId, likes, at (epoch ms)]…, in arrival order. */
+type Client = ClientSpec & { updates: number; seen: number[] | null; isOpen(): boolean; close(): Promise<unknown>; terminate(): void };
 type Counts = { postCountsChanged: { id: string; counts: { likes: number } } };
+type Posts = { posts: ({ counts: { likes: number } } | null)[] };
 
-/** Recording sockets keep their pushes flattened as [postId, likes, at (epoch ms)]…. */
-const sockets: { index: number; ws: WebSocket; pushes: number; record: (ClientSpec & { pushes: number[] }) | null }[] = [];
-let [pushes, errors, pollFailures, closing] = [0, 0, 0, false];
+const clients: Client[] = [];
+let [updates, answers, errors, failures, closing] = [0, 0, 0, 0, false];
 const closes: Record<string, number> = {}; // close codes of sockets closed before closeAll
 const unexpected: string[] = [];
 const note = (text: string) => unexpected.length < 10 && unexpected.push(text.slice(0, 300));
 
+/** One update of `client`: a push, or a post whose likes differ from the poller's previous answer. */
+const updated = (client: Client) => {
+  updates += 1;
+  client.updates += 1;
+};
+
 function openSocket(url: string, query: string, spec: ClientSpec, record: boolean): Promise<void> {
   return new Promise((resolve, reject) => {
     const ws = new WebSocket(url, 'graphql-transport-ws', { perMessageDeflate: false, skipUTF8Validation: !record });
-    const socket = { index: spec.index, ws, pushes: 0, record: record ? { ...spec, pushes: [] as number[] } : null };
+    const close = async () => ws.readyState === WebSocket.CLOSED || new Promise((r) => ws.once('close', r).close(1000, 'bench done'));
+    const isOpen = () => ws.readyState === WebSocket.OPEN;
+    const client: Client = { ...spec, updates: 0, seen: record ? [] : null, isOpen, close, terminate: () => ws.terminate() };
     let acked = false;
     const fail = (why: string) => {
       clearTimeout(timer);
@@ -44,7 +58,7 @@ function openSocket(url: string, query: string, spec: ClientSpec, record: boolea
         if (!is('connection_ack')) return fail(`expected connection_ack, got ${data}`);
         acked = true;
         clearTimeout(timer);
-        sockets.push(socket);
+        clients.push(client);
         ws.send(JSON.stringify({ id: '1', type: 'subscribe', payload: { query, variables: { ids: spec.postIds } } }));
         return resolve();
       }
@@ -53,94 +67,90 @@ function openSocket(url: string, query: string, spec: ClientSpec, record: boolea
         errors += 1;
         return note(`socket ${spec.index}: ${data}`);
       }
-      pushes += 1;
-      socket.pushes += 1;
-      if (!socket.record) return;
+      updated(client);
+      if (!client.seen) return; // the others count their pushes unparsed
       const post = (JSON.parse(data.toString('utf8')) as { payload: { data: Counts } }).payload.data.postCountsChanged;
-      socket.record.pushes.push(Number(post.id), post.counts.likes, Date.now());
+      client.seen.push(Number(post.id), post.counts.likes, Date.now());
     });
   });
 }
 
-async function open(a: { url: string; query: string; sockets: ClientSpec[]; record: boolean }) {
-  let next = 0;
-  const opener = async () => {
-    while (next < a.sockets.length) await openSocket(a.url, a.query, a.sockets[next++]!, a.record);
-  };
-  await Promise.all(Array.from({ length: Math.min(OPEN_CONCURRENCY, a.sockets.length) }, opener));
-}
-
-const terminateAll = () => {
-  for (const s of sockets) s.ws.terminate();
-};
-
-async function closeAll() {
-  closing = true;
-  const cut = setTimeout(() => terminateAll(), 10_000);
-  await Promise.all(
-    sockets.map(({ ws }) => ws.readyState === WebSocket.CLOSED || new Promise((r) => ws.once('close', r).close(1000, 'bench done'))),
-  );
-  clearTimeout(cut);
-  closing = false;
-  return sockets.splice(0).length;
-}
-
-/** Pollers, each on a keep-alive connection of its own; every poll kept as [sentAt, at, likes of each watched post]… (epoch ms). */
-function startPolling({ url, query, pollers, intervalMs }: { url: string; query: string; pollers: ClientSpec[]; intervalMs: number }) {
+/** A poller on a keep-alive connection of its own, asking every `intervalMs` from a random start. */
+function startPoller(url: string, query: string, spec: ClientSpec, record: boolean, intervalMs: number) {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+  const body = JSON.stringify({ query, variables: { ids: spec.postIds } });
   let stopped = false;
-  const records = pollers.map((spec) => ({ ...spec, polls: [] as number[] }));
-  const loops = records.map(async (record) => {
-    const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
-    const body = JSON.stringify({ query, variables: { ids: record.postIds } });
+  const close = async () => {
+    stopped = true;
+    await loop;
+  };
+  const client: Client = { ...spec, updates: 0, seen: record ? [] : null, isOpen: () => !stopped, close, terminate: close };
+  const loop = (async () => {
     await sleep(Math.random() * intervalMs);
+    let previous: number[] | null = null;
     while (!stopped) {
       const sentAt = Date.now();
       try {
-        type Posts = { posts: ({ counts: { likes: number } } | null)[] };
         const { data } = await postGraphQL<Posts>(url, body, { agent, timeoutMs: POLL_TIMEOUT_MS });
-        record.polls.push(sentAt, Date.now(), ...data.posts.map((p) => p?.counts.likes ?? Number.NaN));
+        const [at, likes] = [Date.now(), data.posts.map((p) => p?.counts.likes ?? Number.NaN)];
+        answers += 1;
+        for (const [j, count] of likes.entries()) {
+          if (previous && count !== previous[j]) updated(client);
+          client.seen?.push(Number(spec.postIds[j]), count, at);
+        }
+        previous = likes;
       } catch (error) {
-        pollFailures += 1;
-        note(`poller ${record.index}: ${(error as Error).message}`);
+        failures += 1;
+        note(`poller ${spec.index}: ${(error as Error).message}`);
       }
       const wait = sentAt + intervalMs - Date.now();
       if (wait > 0 && !stopped) await sleep(wait);
     }
     agent.destroy();
-  });
-  return async () => {
-    stopped = true;
-    await Promise.all(loops);
-    return { failures: pollFailures, unexpected, records };
-  };
+  })();
+  clients.push(client);
 }
 
-let stopPolling: ReturnType<typeof startPolling> | null = null;
+async function open(args: OpenArgs) {
+  const { url, query, clients: specs, record } = args;
+  if (args.kind === 'poller') {
+    for (const spec of specs) startPoller(url, query, spec, record, args.intervalMs);
+    return;
+  }
+  let next = 0;
+  const opener = async () => {
+    while (next < specs.length) await openSocket(url, query, specs[next++]!, record);
+  };
+  await Promise.all(Array.from({ length: Math.min(OPEN_CONCURRENCY, specs.length) }, opener));
+}
+
+const terminateAll = () => {
+  for (const client of clients) client.terminate();
+};
+
+/** Closes every client (sockets cut after 10 s) and says how many there were. */
+async function closeAll() {
+  closing = true;
+  const cut = setTimeout(() => terminateAll(), 10_000);
+  await Promise.all(clients.map((c) => c.close()));
+  clearTimeout(cut);
+  closing = false;
+  return clients.splice(0).length;
+}
 
 const commands = {
   open,
   mark: () => {
-    const { idle, active } = performance.eventLoopUtilization();
-    return { pushes, loop: { idle, active } };
+    return { updates, answers, loop: performance.eventLoopUtilization() };
   },
-  sockets: () => ({
-    sockets: sockets.length,
-    open: sockets.filter((s) => s.ws.readyState === WebSocket.OPEN).length,
-    silent: sockets.filter((s) => s.pushes === 0).map((s) => s.index),
-    ...{ errors, closes, unexpected },
-    records: sockets.flatMap((s) => (s.record ? [s.record] : [])),
+  report: () => ({
+    clients: clients.length,
+    open: clients.filter((c) => c.isOpen()).length,
+    silent: clients.filter((c) => c.updates === 0).map((c) => c.index),
+    ...{ errors, failures, closes, unexpected },
+    records: clients.flatMap(({ index, postIds, seen }) => (seen ? [{ index, postIds, seen }] : [])),
   }),
   closeAll,
-  startPolling: (a: Parameters<typeof startPolling>[0]) => {
-    if (stopPolling) throw new Error('already polling');
-    stopPolling = startPolling(a);
-  },
-  stopPolling: () => {
-    if (!stopPolling) throw new Error('not polling');
-    const stop = stopPolling;
-    stopPolling = null;
-    return stop();
-  },
 };
 export type LiveCommands = typeof commands;
 serveParent(commands, {}, async () => terminateAll());

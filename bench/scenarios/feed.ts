@@ -1,4 +1,5 @@
-// Scenarios "feed" and "runtimes" (docs/performance.md, "The bench", "Node 24 against Node 20").
+// Scenarios "feed" and "runtimes" (docs/performance.md, "The bench", "Node 24 against Node 20"): tables of cases, each
+// checked and warmed up by one `prepare`, then all timed together in round-robin rounds.
 import { isDeepStrictEqual } from 'node:util';
 import { createFeedRelationTables } from '../baselines/prismaCountFeed.js';
 import { gql } from '../lib/httpPost.js';
@@ -13,17 +14,20 @@ export const FEED_CONNECTIONS = 16;
 export const FEED_ROUNDS = 3;
 export const PAGES = [20, 50] as const;
 const ROUND_TRIP_PAGES = [1, 10, 20, 50, 100];
-const FLOOR = '{ __typename }';
 const feedQuery = (groups = '', state = '') => `query Feed($first: Int!) {
   feed(first: $first) {
     edges { node { id title createdAt author { id name } counts { likes favs }${groups} myState { liked faved${state} } } }
     pageInfo { hasNextPage endCursor }
   }
 }`;
-const FEED = feedQuery();
-/** The same page with the post's reaction groups and the viewer's reactions and bookmark. */
-const FEED_REACTIONS = feedQuery(' reactionGroups { content count viewerHasReacted }', ' reactions bookmarked');
-const REACTION_GROUPS_TARGET = 0.85; // the 20-post page keeps ≥ 85 % of its throughput with reactionGroups
+/** What a case asks, and what its answer is checked against: the floor, a feed page, the page with Tally's reactions. */
+const QUERIES = {
+  floor: { document: '{ __typename }', check: 'same body' },
+  feed: { document: feedQuery(), check: 'same page' },
+  reactions: { document: feedQuery(' reactionGroups { content count viewerHasReacted }', ' reactions bookmarked'), check: 'seeded groups' },
+};
+const REACTIONS = 'Tally + reactionGroups, myState.reactions';
+type Query = keyof typeof QUERIES;
 
 export const FEED_SERVERS = [
   { id: 'tally', kind: 'tally', name: 'Tally' },
@@ -33,12 +37,21 @@ export const FEED_SERVERS = [
   { id: 'd', kind: 'jit-feed', name: '(d) graphql-jit, same DataLoaders' },
 ] as const satisfies readonly { id: string; kind: ServerKind; name: string }[];
 type ServerId = (typeof FEED_SERVERS)[number]['id'];
-// Issue 8's targets: Tally's req/s over the baseline's; Redis round trips per page.
+// Issue 8's targets: Tally's req/s over the baseline's; Redis round trips per page. Reactions: the 20-post page keeps ≥ 85 %.
 const TARGETS: Partial<Record<ServerId, number>> = { a: 2.5, d: 0.8 };
-const ROUND_TRIPS_TARGET = 2;
+const [ROUND_TRIPS_TARGET, REACTION_GROUPS_TARGET] = [2, 0.85];
+
+type Case = { server: ServerHandle; name: string; label: string; query: Query; page: number | null };
+/** A feed server's cases in timing order: on Tally the floor first and the pages with reactions last. */
+const feedCasesOf = (server: ServerHandle, id: ServerId, name: string): Case[] => [
+  ...(id === 'tally' ? [{ server, name: 'Tally { __typename }', label: 'tally floor', query: 'floor', page: null } as const] : []),
+  ...PAGES.map((page) => ({ server, name, label: `${id} ${page}`, query: 'feed', page }) as const),
+  ...(id === 'tally'
+    ? PAGES.map((page) => ({ server, name: REACTIONS, label: `tally ${page}+groups`, query: 'reactions', page }) as const)
+    : []),
+];
 
 type Options = { serverEnv: Record<string, string>; world: World; durationS: number; warmupS: number };
-type Case = { server: ServerHandle; label: string; body: string; expectBody: string };
 
 /** Redis round trips and commands per request over `work` (resolving with its request count); null without Redis. */
 export async function redisPerRequest(server: ServerHandle, work: () => Promise<number>) {
@@ -65,22 +78,22 @@ export const versus = (label: string, run: LoadResult, base: LoadResult, target?
   ...(target !== undefined && { target }),
 });
 
-/** Checks of a page (the seeded one, the same on every server) resolving with the body every timed answer must equal; cases prepared and timed. */
-function feedCases({ world, warmupS }: Options) {
+/** The viewer's requests: one at a time with their Redis round trips; cases checked (the seeded page, the same on every server), warmed up and timed. */
+function caseRunner({ world, warmupS, durationS }: Options) {
   const token = world.tokens.get(VIEWER_ID)!;
   const headers = { authorization: `Bearer ${token}` };
   const reference = new Map<string, unknown>();
-  const checkPage = async (server: ServerHandle, name: string, page: number, query = FEED) => {
-    const { data, text } = await gql(server.url, query, { first: page }, token);
+  /** The body every timed answer must equal: the floor's, or the page once it is the seeded one and the first server's. */
+  const expectedBody = async ({ server, name, query, page }: Case) => {
+    const { data, text } = await gql(server.url, QUERIES[query].document, page === null ? {} : { first: page }, token);
+    if (page === null) return text;
     const edges: { node: any }[] = data.feed.edges;
-    const [ref, r] = [`${page}${query === FEED ? '' : ' reactions'}`, (id: number) => world.reactions.get(id)];
+    const [ref, r] = [`${page} ${query}`, (id: number) => world.reactions.get(id)];
     const withGroups = (id: number) => ({ ...world.expected.get(id), reactions: r(id)?.mine, bookmarked: false, groups: r(id)?.groups });
-    const seeded = edges.map(({ node: { id, counts, myState, reactionGroups: groups } }) => {
-      return [
-        query === FEED ? world.expected.get(Number(id)) : withGroups(Number(id)),
-        { ...counts, ...myState, ...(groups && { groups }) },
-      ];
-    });
+    const seeded = edges.map(({ node: { id, counts, myState, reactionGroups: groups } }) => [
+      query === 'feed' ? world.expected.get(Number(id)) : withGroups(Number(id)),
+      { ...counts, ...myState, ...(groups && { groups }) },
+    ]);
     if (!reference.has(ref) && (edges.length !== page || !seeded.every(([e, got]) => isDeepStrictEqual(e, got))))
       throw new Error(`${name}: feed ${page} is not the seeded page: ${text}`);
     if (!reference.has(ref)) reference.set(ref, edges);
@@ -95,26 +108,27 @@ function feedCases({ world, warmupS }: Options) {
       for (let i = 0; i < n; i++) await gql(server.url, query, variables, token);
       return n;
     });
-  /** A case warmed up; with `redis`, its Redis round trips one request at a time and loaded (a fixed number of requests, all answered). */
-  const prepare = async (server: ServerHandle, label: string, page: number | null, expectBody: string, redis: boolean, feed = FEED) => {
-    const [query, variables] = page === null ? [FLOOR, {}] : [feed, { first: page }];
+  /** A case checked and warmed up; with `redis`, its Redis round trips one request at a time and loaded (a fixed number of requests, all answered). */
+  const prepare = async (c: Case, redis: boolean) => {
+    const expectBody = await expectedBody(c);
+    const [query, variables] = [QUERIES[c.query].document, c.page === null ? {} : { first: c.page }];
     const body = JSON.stringify({ query, variables });
-    const redisAlone = redis ? await oneByOne(server, 20, query, variables) : null;
-    await load(server, body, { durationS: warmupS });
-    await server.settle();
+    const redisAlone = redis ? await oneByOne(c.server, 20, query, variables) : null;
+    await load(c.server, body, { durationS: warmupS });
+    await c.server.settle();
     const amount = FEED_CONNECTIONS * 8;
     const redisLoaded = !redis
       ? null
-      : await redisPerRequest(server, async () => {
-          const { failures } = await load(server, body, { amount, expectBody });
-          if (failures > 0) throw new Error(`${label}: ${failures} failed requests`);
+      : await redisPerRequest(c.server, async () => {
+          const { failures } = await load(c.server, body, { amount, expectBody });
+          if (failures > 0) throw new Error(`${c.label}: ${failures} failed requests`);
           return amount;
         });
-    const kind = page === null ? 'floor' : feed === FEED ? 'feed' : 'reactions';
-    return { server, label, page, query: kind, body, expectBody, redisAlone, redisLoaded };
+    return { ...c, body, expectBody, redisAlone, redisLoaded };
   };
+  type Prepared = Awaited<ReturnType<typeof prepare>>;
   /** Every case for `durationS` in all, in FEED_ROUNDS round-robin rounds (every other one backwards when `alternate`). */
-  const timeInRounds = async (cases: Case[], durationS: number, alternate: boolean) => {
+  const timeInRounds = async (cases: Prepared[], alternate: boolean) => {
     const rounds = cases.map((): LoadResult[] => []);
     for (let round = 1; round <= FEED_ROUNDS; round++) {
       const order = cases.map((_, i) => i);
@@ -123,19 +137,18 @@ function feedCases({ world, warmupS }: Options) {
         rounds[i]!.push(await load(server, body, { durationS: durationS / FEED_ROUNDS, expectBody }));
         await server.settle();
       }
-      console.log(
-        `  round ${round}/${FEED_ROUNDS}: ${cases.map((c, i) => `${c.label} ${rounds[i]!.at(-1)!.rps.toFixed(0)}`).join(', ')} req/s`,
-      );
+      const rates = cases.map((c, i) => `${c.label} ${rounds[i]!.at(-1)!.rps.toFixed(0)}`);
+      console.log(`  round ${round}/${FEED_ROUNDS}: ${rates.join(', ')} req/s`);
     }
     return rounds.map((r) => ({ load: combineRounds(r), rounds: r.map((x) => Number(x.rps.toFixed(1))) }));
   };
-  return { token, checkPage, oneByOne, prepare, timeInRounds };
+  return { oneByOne, prepare, timeInRounds };
 }
 
-type FeedResults = Awaited<ReturnType<typeof runFeedScenario>>;
+type FeedRun = Awaited<ReturnType<typeof runFeedScenario>>['runs'][number];
 
 export async function runFeedScenario(opts: Options) {
-  const { token, checkPage, oneByOne, prepare, timeInRounds } = feedCases(opts);
+  const { oneByOne, prepare, timeInRounds } = caseRunner(opts);
   const servers: ServerHandle[] = [];
   const roundTripsByPage = [];
   try {
@@ -144,22 +157,13 @@ export async function runFeedScenario(opts: Options) {
       if (kind === 'prisma-count-feed') await createFeedRelationTables(opts.serverEnv.DATABASE_URL!, opts.world.expected.values());
       const server = await startServer(kind, { ...opts.serverEnv, ROLE: 'api' });
       servers.push(server);
-      const pages = [];
-      for (const page of PAGES) pages.push(await checkPage(server, name, page));
-      if (id === 'tally') {
-        const floor = await gql(server.url, FLOOR, {}, token);
-        cases.push({ name: 'Tally { __typename }', id, ...(await prepare(server, 'tally floor', null, floor.text, true)) });
-        for (const page of ROUND_TRIP_PAGES) roundTripsByPage.push({ page, ...(await oneByOne(server, 10, FEED, { first: page }))! });
-      }
-      for (const [i, page] of PAGES.entries()) cases.push({ name, id, ...(await prepare(server, `${id} ${page}`, page, pages[i]!, true)) });
-      for (const page of id === 'tally' ? PAGES : []) {
-        const expectBody = await checkPage(server, name, page, FEED_REACTIONS);
-        const prepared = await prepare(server, `tally ${page}+groups`, page, expectBody, true, FEED_REACTIONS);
-        cases.push({ name: 'Tally + reactionGroups, myState.reactions', id, ...prepared });
+      for (const c of feedCasesOf(server, id, name)) cases.push({ id, ...(await prepare(c, true)) });
+      for (const page of id === 'tally' ? ROUND_TRIP_PAGES : []) {
+        roundTripsByPage.push({ page, ...(await oneByOne(server, 10, QUERIES.feed.document, { first: page }))! });
       }
     }
-    const timed = await timeInRounds(cases, opts.durationS, false);
-    const runs = cases.map(({ name, id, page, query, redisAlone, redisLoaded }, i) => {
+    const timed = await timeInRounds(cases, false);
+    const runs = cases.map(({ name, id, query, page, redisAlone, redisLoaded }, i) => {
       return { name, server: id, query, page, ...timed[i]!, redisAlone, redisLoaded };
     });
     return { runs, roundTripsByPage };
@@ -168,10 +172,10 @@ export async function runFeedScenario(opts: Options) {
   }
 }
 
-const runOf = (runs: FeedResults['runs'], server: ServerId, page: number | null, query = page === null ? 'floor' : 'feed') =>
+const runOf = (runs: readonly FeedRun[], server: ServerId, page: number | null, query: Query = page === null ? 'floor' : 'feed') =>
   runs.find((r) => r.server === server && r.page === page && r.query === query)!;
 
-export function feedRatios(runs: FeedResults['runs'], roundTripsByPage: FeedResults['roundTripsByPage']): Ratio[] {
+export function feedRatios(runs: readonly FeedRun[], roundTripsByPage: { page: number; roundTrips: number; commands: number }[]): Ratio[] {
   const perPage = roundTripsByPage.map((r) => `${r.page}: ${r.roundTrips.toFixed(2)} RT, ${r.commands.toFixed(1)} cmds`);
   const roundTrips: Ratio = {
     label: `Tally Redis round trips per feed page, most over pages of ${roundTripsByPage.map((r) => r.page).join(', ')}`,
@@ -188,34 +192,40 @@ export function feedRatios(runs: FeedResults['runs'], roundTripsByPage: FeedResu
       return [
         ...FEED_SERVERS.slice(1).map((b) => versus(`Tally feed ${page} / ${b.name}`, tally, runOf(runs, b.id, page).load, TARGETS[b.id])),
         versus(`Tally feed ${page} / floor`, tally, runOf(runs, 'tally', null).load),
-        // Target (20 posts): selecting reactionGroups costs the page at most 15 % of its throughput.
         versus(`Tally feed ${page} with reactionGroups / without`, reactions, tally, page === 20 ? REACTION_GROUPS_TARGET : undefined),
       ];
     }),
   ];
 }
 
-export function feedRows(runs: FeedResults['runs']): TableRow[] {
-  const cells = (r: (typeof runs)[number]) => ({ server: r.name, ...r.load, ...redisCells(r.redisAlone, r.redisLoaded) });
-  const floor = runOf(runs, 'tally', null);
-  const first = runOf(runs, 'tally', PAGES[0]).load;
-  return [
-    { scenario: 'feed (floor)', ...cells(floor), check: 'same body', vs: `${times(floor.load.rps / first.rps)} Tally feed ${PAGES[0]}` },
-    ...PAGES.flatMap((page) =>
-      [...FEED_SERVERS.map(({ id }) => runOf(runs, id, page)), runOf(runs, 'tally', page, 'reactions')].map((r) => {
-        const tally = runOf(runs, 'tally', page).load.rps;
-        const ofTally = r.query === 'feed' ? 'reference' : `${times(r.load.rps / tally)} Tally`;
-        const vs = r.server !== 'tally' ? `Tally ${times(tally / r.load.rps)}` : ofTally;
-        return { scenario: `feed ${page}`, ...cells(r), check: r.query === 'feed' ? 'same page' : 'seeded groups', vs };
-      }),
-    ),
-  ];
+/** The runs in table order: the floor, then each page's servers and Tally's page with reactions last. */
+export function feedRows(runs: readonly FeedRun[]): TableRow[] {
+  const tally = (page: number) => runOf(runs, 'tally', page).load.rps;
+  const vs = (r: FeedRun) =>
+    r.page === null
+      ? `${times(r.load.rps / tally(PAGES[0]))} Tally feed ${PAGES[0]}`
+      : r.query === 'reactions'
+        ? `${times(r.load.rps / tally(r.page))} Tally`
+        : r.server === 'tally'
+          ? 'reference'
+          : `Tally ${times(tally(r.page) / r.load.rps)}`;
+  const order = (r: FeedRun) => (r.page ?? 0) + (r.query === 'reactions' ? 0.5 : 0);
+  return [...runs]
+    .sort((a, b) => order(a) - order(b))
+    .map((r) => ({
+      scenario: r.page === null ? 'feed (floor)' : `feed ${r.page}`,
+      server: r.name,
+      ...r.load,
+      ...redisCells(r.redisAlone, r.redisLoaded),
+      check: QUERIES[r.query].check,
+      vs: vs(r),
+    }));
 }
 
 export type RuntimeRun = Awaited<ReturnType<typeof runRuntimeScenario>>[number];
 
 export async function runRuntimeScenario(opts: Options & { binaries: readonly NodeBinary[] }) {
-  const { checkPage, prepare, timeInRounds } = feedCases(opts);
+  const { prepare, timeInRounds } = caseRunner(opts);
   const servers: ServerHandle[] = [];
   try {
     for (const binary of opts.binaries) servers.push(await startServer('tally', { ...opts.serverEnv, ROLE: 'api' }, binary.path));
@@ -223,17 +233,16 @@ export async function runRuntimeScenario(opts: Options & { binaries: readonly No
     for (const page of PAGES) {
       for (const [i, server] of servers.entries()) {
         const { version: node, path: binary } = opts.binaries[i]!;
-        const expectBody = await checkPage(server, `Tally on Node ${node}`, page);
-        cases.push({ node, binary, ...(await prepare(server, `${node} ${page}`, page, expectBody, false)) });
+        const c = { server, name: `Tally on Node ${node}`, label: `${node} ${page}`, query: 'feed', page } as const;
+        cases.push({ node, binary, ...(await prepare(c, false)) });
       }
     }
-    const timed = await timeInRounds(cases, opts.durationS, true);
+    const timed = await timeInRounds(cases, true);
     return cases.map(({ node, binary, page }, i) => ({ node, binary, page, ...timed[i]! }));
   } finally {
     for (const server of servers) await server.stop();
   }
 }
-
 const byPage = (runs: readonly RuntimeRun[]) =>
   PAGES.map((page) => {
     const [reference, ...others] = runs.filter((r) => r.page === page);

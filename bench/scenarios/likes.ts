@@ -7,7 +7,6 @@ import { graphqlReader, measureFreshness, startCountPoller } from '../lib/freshn
 import { firstSight, likeBody, sendAll } from '../lib/load.js';
 import { type Ratio, type TableRow, times } from '../lib/report.js';
 import { USERS, type World } from '../lib/seed.js';
-import type { ServerKind } from '../lib/serverProcess.js';
 import { startServer } from '../lib/servers.js';
 import { redisCells, redisPerRequest, versus } from './feed.js';
 
@@ -16,23 +15,26 @@ const WATCH_AFTER_S = 10; // how long after the last acknowledgement the count m
 const [THROUGHPUT_TARGET, FRESHNESS_P99_TARGET_MS] = [3, 1000]; // issue 8
 const REACTION_TARGET = 0.9; // a reaction is as fast as a like: ≥ 0.9× Tally's likes/s
 
-const TALLY_COUNT = {
-  query: 'query Count($id: ID!) { post(id: $id) { counts { likes } } }',
-  pick: (d: any) => d.post.counts.likes as number,
-};
-const PG_COUNT = { query: 'query Count($id: ID!) { likeCount(postId: $id) }', pick: (d: any) => d.likeCount as number };
-/** Reactions: the sum of the post's reactionGroups counts. */
-const REACTION_COUNT = {
-  query: 'query Count($id: ID!) { post(id: $id) { reactionGroups { count } } }',
-  pick: (d: any) => d.post.reactionGroups.reduce((n: number, g: { count: number }) => n + g.count, 0) as number,
-};
 const SET_REACTION = 'mutation React($i: SetReactionInput!) { setReaction(input: $i) { changed } }';
 /** User i's reaction: the registry's reaction i % 8, mixed kinds on one post. */
 const reactionBody = (postId: number, i: number) => {
   const content = KINDS.reactions[i % KINDS.reactions.length]!.reaction!.content;
   return JSON.stringify({ query: SET_REACTION, variables: { i: { postId: String(postId), content, active: true } } });
 };
-const [TALLY, REACTIONS, PG] = ['Tally', 'Tally, reactions of 8 kinds mixed', 'PostgreSQL'];
+const sumOfGroups = (d: any) => d.post.reactionGroups.reduce((n: number, g: { count: number }) => n + g.count, 0) as number;
+/** The count every write must reach, as a client reads it; of the reactions, the sum of the post's reactionGroups counts. */
+const COUNTS = {
+  likes: { query: 'query Count($id: ID!) { post(id: $id) { counts { likes } } }', pick: (d: any) => d.post.counts.likes as number },
+  pg: { query: 'query Count($id: ID!) { likeCount(postId: $id) }', pick: (d: any) => d.likeCount as number },
+  reactions: { query: 'query Count($id: ID!) { post(id: $id) { reactionGroups { count } } }', pick: sumOfGroups },
+};
+/** The runs in order: Tally as deployed by default (ROLE=all: the aggregator and the flush run alongside) liking, then reacting. */
+const RUNS = [
+  { name: 'Tally', kind: 'tally', env: { ROLE: 'all' }, count: COUNTS.likes, react: false },
+  { name: 'Tally, reactions of 8 kinds mixed', kind: 'tally', env: { ROLE: 'all' }, count: COUNTS.reactions, react: true },
+  { name: 'PostgreSQL', kind: 'pg-likes', env: {}, count: COUNTS.pg, react: false },
+  { name: 'PostgreSQL, sync commit off', kind: 'pg-likes', env: { BENCH_PG_SYNCHRONOUS_COMMIT: 'off' }, count: COUNTS.pg, react: false },
+] as const;
 const ms = (x: number | null) => (x === null ? '∞' : `${x.toFixed(0)} ms`);
 
 export type LikeRun = Awaited<ReturnType<typeof runLikeScenario>>['runs'][number];
@@ -50,12 +52,11 @@ export async function runLikeScenario(opts: { serverEnv: Record<string, string>;
     random(8),
   );
   /** Likes (or reactions) of `postId` by users 1..N in that order; the warm-up's, not timed, by users 1..USERS on another post. */
-  const measure = async (name: string, kind: ServerKind, env: Record<string, string> = {}, react = false) => {
+  const measure = async ({ name, kind, env, count, react }: (typeof RUNS)[number]) => {
     const [postId, body] = react ? [reactionPostId, reactionBody] : [hotPostId, (p: number) => likeBody(p)];
     const likes = order.map(({ token, i }) => ({ body: body(postId, i), token }));
     const warmLikes = tokens.slice(0, USERS).map((token, i) => ({ body: body(world.warmupPostId, i), token }));
     const server = await startServer(kind, { ...serverEnv, ...env });
-    const count = react ? REACTION_COUNT : kind === 'tally' ? TALLY_COUNT : PG_COUNT;
     const reader = graphqlReader(server.url, count.query, { id: String(postId) }, count.pick);
     try {
       await firstSight(server.url, tokens);
@@ -92,20 +93,16 @@ export async function runLikeScenario(opts: { serverEnv: Record<string, string>;
       await server.stop();
     }
   };
-  // Tally as deployed by default (ROLE=all): the aggregator and the flush run alongside.
-  const runs = [await measure(TALLY, 'tally', { ROLE: 'all' }), await measure(REACTIONS, 'tally', { ROLE: 'all' }, true)];
-  for (const [name, env] of [
-    [PG, {}],
-    ['PostgreSQL, sync commit off', { BENCH_PG_SYNCHRONOUS_COMMIT: 'off' }],
-  ] as const) {
-    await resetLikeTables(serverEnv.DATABASE_URL!, [hotPostId, world.warmupPostId]);
-    runs.push(await measure(name, 'pg-likes', env));
+  const runs = [];
+  for (const run of RUNS) {
+    if (run.kind === 'pg-likes') await resetLikeTables(serverEnv.DATABASE_URL!, [hotPostId, world.warmupPostId]);
+    runs.push(await measure(run));
   }
   return { runs, likes: n, hotPostId, reactionPostId, connections: LIKE_CONNECTIONS, freshnessMethod: 'docs/performance.md#the-bench' };
 }
 
 export function likeRatios(runs: readonly LikeRun[]): Ratio[] {
-  const [tally, reactions, pg, pgAsync] = [TALLY, REACTIONS, PG, `${PG}, sync commit off`].map((n) => runs.find((r) => r.name === n)!);
+  const [tally, reactions, pg, pgAsync] = runs; // in RUNS order
   const freshness = (label: string, { freshness: f }: LikeRun): Ratio => ({
     label,
     value: f.p99Ms ?? Infinity, // likes never seen in the count are infinitely stale
@@ -124,7 +121,7 @@ export function likeRatios(runs: readonly LikeRun[]): Ratio[] {
   ];
 }
 
-export const likeRows = (runs: readonly LikeRun[], likes: number, pg = runs.find((r) => r.name === PG)!): TableRow[] =>
+export const likeRows = (runs: readonly LikeRun[], likes: number, pg = runs[2]!): TableRow[] =>
   runs.map((r) => ({
     scenario: 'hot post',
     server: r.name,

@@ -1,5 +1,6 @@
-// Scenario "live counts" (docs/performance.md, "Live counts").
-import { setTimeout as sleep } from 'node:timers/promises';
+// Scenario "live counts" (docs/performance.md, "Live counts"): one loop of likes and what the clients saw of them, run
+// with no clients, with sockets, with pollers.
+import { performance } from 'node:perf_hooks';
 import { loadConfig } from '../../src/config.js';
 import { waitFor } from '../../test/support/wait.js';
 import { type BenchEnv, tallyEnv } from '../lib/env.js';
@@ -15,6 +16,7 @@ import * as m from './liveMeasure.js';
 export { LIVE_POSTS, liveSettings, WATCHED } from './liveMeasure.js';
 export const POLL_INTERVAL_MS = 1000;
 const [WARMUP_S, FULL_LOAD_CONNECTIONS, FULL_LOAD_S, WATCH_AFTER_MS] = [3, 16, 5, 30_000];
+const FAN_OUT_LAG = 'tally_live_fan_out_lag_seconds';
 
 export type LiveResults = Awaited<ReturnType<typeof runLiveScenario>>;
 
@@ -57,27 +59,40 @@ export async function runLiveScenario(opts: { env: BenchEnv; settings: m.LiveSet
     }
     const bulk = clients.slice(1);
     const pids = { ...deployment.pids, clients: clients.map((c) => c.pid) };
-    const marks = () => Promise.all(clients.map((c) => c.call('mark')));
-    const snapshot = async () => ({ marks: await marks(), cpu: readCpu(pids) });
     let likesOnlyApiCpuPerLike = 0;
     const baseCounts = async () => {
       if (!(await idle(api.pid))) log('  (the API did not become idle within 120 s)');
       return m.settledCounts(api.url, postIds);
     };
-    /** One phase's likes; CPU and client marks from the first like sent to the last answered. */
-    const likePhase = async (base: number[]) => {
+    /** The loop of every phase: a phase's likes while `processes` hold its clients (CPU and their marks from the first like sent to the last answered), then what the clients saw. */
+    const likePhase = async (base: number[], processes: m.Clients[], watching = true) => {
       const likes = likesFor(Math.round(rate * durationS));
-      const before = await snapshot();
+      const marks = () => Promise.all(processes.map((c) => c.call('mark')));
+      const before = { marks: await marks(), cpu: readCpu(pids) };
       const sent = await m.sendLikes(api.url, likes, rate);
-      const after = await snapshot();
+      const after = { marks: await marks(), cpu: readCpu(pids) };
       const { windowS, postgres: _, ...used } = cpuBetween(before.cpu, after.cpu);
       const cpu = { ...used, apiNet: used.api - likesOnlyApiCpuPerLike * sent.load.acknowledged };
-      const clientLoops = clients.map((c, i) => {
-        const [a, b] = [before.marks[i]!.loop, after.marks[i]!.loop];
-        const active = b.active - a.active;
-        return { name: c.name, utilization: Number((active / Math.max(1e-9, active + b.idle - a.idle)).toFixed(3)) };
+      const clientLoops = processes.map((c, i) => {
+        const { utilization } = performance.eventLoopUtilization(after.marks[i]!.loop, before.marks[i]!.loop);
+        return { name: c.name, utilization: Number(utilization.toFixed(3)) };
       });
-      return { ...sent, base, before, after, windowS, cpu, clientLoops, rssEnd: rssBytes(api.pid) };
+      const rssEnd = rssBytes(api.pid);
+      // An update: a push, or a post whose likes differ from the poller's previous answer; requests: polls answered.
+      const total = (x: Awaited<ReturnType<typeof marks>>, key: 'updates' | 'answers') => sum(x.map((y) => y[key]));
+      if (watching) await waitForQuiet(async () => total(await marks(), 'updates'), m.QUIET_MS, WATCH_AFTER_MS).catch(() => {});
+      const reports = await Promise.all(processes.map((c) => c.call('report')));
+      const r = { ...sent, base, windowS, from: before.cpu.at, cpu, clientLoops, rssEnd, reports };
+      const updates = total(after.marks, 'updates') - total(before.marks, 'updates');
+      const requests = total(after.marks, 'answers') - total(before.marks, 'answers');
+      const latency = watching
+        ? m.latencyOf(
+            r,
+            reports.flatMap((x) => x.records),
+            postIndex,
+          )
+        : null;
+      return { ...r, measured: { updates, requests, latency } };
     };
     type LikeRun = Awaited<ReturnType<typeof likePhase>>;
     /** Each count must be its base + the likes acknowledged, + at most the likes that failed (they may have counted). */
@@ -88,22 +103,28 @@ export async function runLiveScenario(opts: { env: BenchEnv; settings: m.LiveSet
         return c >= least && c <= most ? [] : [`post ${postIds[i]}: ${c}, expected ${least}${most > least ? ` to ${most}` : ''}`];
       });
     /** A phase's record, its counts checked, and its progress line; `problems` fail the run, `overload` is measured. */
-    const phase = async <M extends { clients: number; clientLoops: { utilization: number }[] }>(
+    const phase = async (
       mode: 'likes only' | 'push' | 'poll',
       r: LikeRun,
-      { clients: clientCount, ...measured }: M,
-      { seen, problems = [], overload = [] }: { seen: string; problems?: string[]; overload?: string[] },
+      clientCount: number,
+      {
+        seen,
+        rss = null,
+        problems = [],
+        overload = [],
+      }: { seen: string; rss?: m.PerClient | null; problems?: string[]; overload?: string[] },
     ) => {
       const cores = `API ${(r.cpu.api / r.windowS).toFixed(2)}, ${m.coresUsed(r.cpu, r.windowS)}`;
-      const loops = measured.clientLoops.map((c) => c.utilization).join(', ');
+      const loops = r.clientLoops.map((c) => c.utilization).join(', ');
       log(`  ${mode}: ${seen}; likes ${r.load.rps.toFixed(0)}/s, p99 ${r.load.p99Ms} ms; cores ${cores}; client loops ${loops}`);
       const likesFailed = `${r.load.failures} likes failed (${r.load.unanswered} of them unanswered ${m.ANSWER_WAIT_MS / 1000} s after the last was sent), first: ${r.failures[0]}`;
       const counts = await countsOff(r).then(
         (off) => ({ exact: off.length === 0, problems: off.length > 0 ? [`counts off: ${off.slice(0, 5).join('; ')}`] : [] }),
         (error: Error) => ({ exact: false, problems: [error.message] }),
       );
+      const { windowS, load: likes, cpu, measured, clientLoops } = r;
       return {
-        ...{ mode, clients: clientCount, windowS: r.windowS, likes: r.load, cpu: r.cpu, ...measured, exact: counts.exact },
+        ...{ mode, clients: clientCount, windowS, likes, cpu, ...measured, rss, clientLoops, exact: counts.exact },
         problems: [...counts.problems, ...problems],
         overload: [...(r.load.failures > 0 ? [likesFailed] : []), ...overload],
       };
@@ -113,45 +134,36 @@ export async function runLiveScenario(opts: { env: BenchEnv; settings: m.LiveSet
     const warmed = await m.sendLikes(api.url, likesFor(rate * WARMUP_S), rate);
     if (warmed.failures.length > 0) throw new Error(`warm-up likes failed: ${warmed.failures[0]}`);
     const likesOnly = async () => {
-      const r = await likePhase(await baseCounts());
+      const r = await likePhase(await baseCounts(), clients, false);
       likesOnlyApiCpuPerLike = r.cpu.api / Math.max(1, r.load.acknowledged);
       r.cpu.apiNet = 0;
-      const measured = { clients: 0, updates: 0, requests: 0, latency: null, rss: null, clientLoops: r.clientLoops };
-      return phase('likes only', r, measured, { seen: 'no clients' });
+      return phase('likes only', r, 0, { seen: 'no clients' });
     };
     const pushPhase = async () => {
-      await idle(api.pid);
-      const before = await m.apiMemory(api);
-      const { subscribed, openSeconds } = await m.openSockets(api.url, clients, n, settings.sampledSockets, watched, log);
-      await sleep(3000);
-      const withSockets = await m.apiMemory(api);
+      const base = await baseCounts();
+      let opened = { subscribed: 0, openSeconds: 0 };
+      const memory = await m.memoryAround(api, async () => {
+        opened = await m.openSockets(api.url, clients, n, settings.sampledSockets, watched, log);
+      });
       const mib = (bytes: number) => (bytes / 2 ** 20).toFixed(0);
+      const [a, b] = [memory.before, memory.withClients];
       log(
-        `  push: ${n} sockets subscribed in ${openSeconds.toFixed(1)} s; API RSS ${mib(before.rss)} → ${mib(withSockets.rss)} MiB, live heap + external ${mib(before.live)} → ${mib(withSockets.live)} MiB (after a full GC)`,
+        `  push: ${n} sockets subscribed in ${opened.openSeconds.toFixed(1)} s; API RSS ${mib(a.rss)} → ${mib(b.rss)} MiB, live heap + external ${mib(a.live)} → ${mib(b.live)} MiB (after a full GC)`,
       );
+      await idle(api.pid);
       const metricsBefore = await metricsText(api.url);
-      const r = await likePhase(await baseCounts());
-      const pushesSoFar = async () => sum((await marks()).map((x) => x.pushes));
-      await waitForQuiet(pushesSoFar, m.QUIET_MS, WATCH_AFTER_MS).catch(() => {});
-      const updates = sum(r.after.marks.map((x) => x.pushes)) - sum(r.before.marks.map((x) => x.pushes));
-      const reports = await Promise.all(clients.map((c) => c.call('sockets')));
+      const r = await likePhase(base, clients);
+      const { updates, latency } = r.measured;
       const metricsAfter = await metricsText(api.url);
       const delta = (name: string) => metric(metricsAfter, name) - metric(metricsBefore, name);
-      const lag = 'tally_live_fan_out_lag_seconds';
-      const fanOut = [histogram(metricsBefore, lag), histogram(metricsAfter, lag)] as const;
+      const fanOut = [histogram(metricsBefore, FAN_OUT_LAG), histogram(metricsAfter, FAN_OUT_LAG)] as const;
       const nothingLiked = (i: number) => watched(i).every((id) => r.acks[postIndex.get(Number(id))!]!.length === 0);
-      const { totals, closedByServer, problems } = m.socketTotals(reports, n, nothingLiked);
+      const { totals, closedByServer, problems } = m.socketTotals(r.reports, n, nothingLiked);
       const sockets = {
-        ...totals,
-        subscribedOnServer: subscribed,
-        closedByServer,
-        openSeconds,
-        serverPushes: delta('tally_live_pushes_total'),
-        serverDropped: delta('tally_live_pushes_dropped_total'),
-        serverFanOutP50Ms: bucketPercentile(...fanOut, 50),
-        serverFanOutP99Ms: bucketPercentile(...fanOut, 99),
-        pushesDue: m.pushesDue(r.offered, watchers, r.before.cpu.at, flushIntervalMs),
-        pushesDelivered: updates,
+        ...{ ...totals, subscribedOnServer: opened.subscribed, closedByServer, openSeconds: opened.openSeconds },
+        ...{ serverPushes: delta('tally_live_pushes_total'), serverDropped: delta('tally_live_pushes_dropped_total') },
+        ...{ serverFanOutP50Ms: bucketPercentile(...fanOut, 50), serverFanOutP99Ms: bucketPercentile(...fanOut, 99) },
+        ...{ pushesDue: m.pushesDue(r.offered, watchers, r.from, flushIntervalMs), pushesDelivered: updates },
       };
       // Sockets closed (at most 30 s) and the API idle before the counts are checked.
       const closed = sum(await Promise.all(clients.map((c) => c.call('closeAll'))));
@@ -159,34 +171,24 @@ export async function runLiveScenario(opts: { env: BenchEnv; settings: m.LiveSet
       await waitFor(open, (count) => count === 0, { timeoutMs: 30_000, intervalMs: 250 }).catch(() => {});
       log(`  push: ${closed} sockets closed`);
       await idle(api.pid);
-      const latency = m.pushLatency(reports[0]!.records, postIndex, r);
-      const rss = m.memoryPerClient(before, withSockets, n, r.rssEnd);
       const seen =
         `${(updates / r.windowS).toFixed(0)} pushes/s to ${n} sockets (${sockets.pushesDue} due in the window, ${updates} received; server: ${sockets.serverPushes} handed out, ${sockets.serverDropped} replaced by newer, fan-out p50 ≤ ${sockets.serverFanOutP50Ms} ms, p99 ≤ ${sockets.serverFanOutP99Ms} ms); ` +
-        `latency p50 ${latency.p50Ms} ms, p99 ${latency.p99Ms} ms (${latency.included}/${latency.samples} seen)`;
-      const measured = { clients: n, updates, requests: 0, latency, rss, clientLoops: r.clientLoops };
-      return { sockets, phase: await phase('push', r, measured, { seen, problems }) };
+        `latency p50 ${latency!.p50Ms} ms, p99 ${latency!.p99Ms} ms (${latency!.included}/${latency!.samples} seen)`;
+      const rss = m.memoryPerClient(memory, n, r.rssEnd);
+      return { sockets, phase: await phase('push', r, n, { seen, rss, problems }) };
     };
     const pollPhase = async () => {
       const base = await baseCounts();
-      const before = await m.apiMemory(api);
-      const pollers = range(0, p).map((i) => ({ index: i, postIds: watched(i) }));
-      const mine = (j: number) => pollers.filter((x) => x.index % bulk.length === j);
-      await Promise.all(
-        bulk.map((c, j) => c.call('startPolling', { url: api.url, query: m.POLL, pollers: mine(j), intervalMs: POLL_INTERVAL_MS })),
-      );
-      await sleep(3000);
-      const withPollers = await m.apiMemory(api);
-      const r = await likePhase(base);
-      await sleep(POLL_INTERVAL_MS + 2000); // the last likes flushed and polled
-      const reports = await Promise.all(bulk.map((c) => c.call('stopPolling')));
-      const { latency, updates, requests } = m.pollLatency(reports, postIndex, r, r.before.cpu.at, r.after.cpu.at);
-      const failures = sum(reports.map((x) => x.failures));
-      const overload = failures > 0 ? [`${failures} polls failed`, ...reports.flatMap((x) => x.unexpected.slice(0, 3))] : [];
-      const rss = m.memoryPerClient(before, withPollers, p, r.rssEnd);
-      const seen = `${(requests / r.windowS).toFixed(0)} polls/s from ${p} pollers; staleness p50 ${latency.p50Ms} ms, p99 ${latency.p99Ms} ms`;
-      const measured = { clients: p, updates, requests, latency, rss, clientLoops: r.clientLoops.slice(1) };
-      return phase('poll', r, measured, { seen, overload });
+      const pollers = (j: number) => range(0, p).flatMap((i) => (i % bulk.length === j ? [{ index: i, postIds: watched(i) }] : []));
+      const start = { kind: 'poller', url: api.url, query: m.POLL, record: true, intervalMs: POLL_INTERVAL_MS } as const;
+      const memory = await m.memoryAround(api, () => Promise.all(bulk.map((c, j) => c.call('open', { ...start, clients: pollers(j) }))));
+      const r = await likePhase(base, bulk);
+      await Promise.all(bulk.map((c) => c.call('closeAll')));
+      const { requests, latency } = r.measured;
+      const failures = sum(r.reports.map((x) => x.failures));
+      const overload = failures > 0 ? [`${failures} polls failed`, ...r.reports.flatMap((x) => x.unexpected.slice(0, 3))] : [];
+      const seen = `${(requests / r.windowS).toFixed(0)} polls/s from ${p} pollers; staleness p50 ${latency!.p50Ms} ms, p99 ${latency!.p99Ms} ms`;
+      return phase('poll', r, p, { seen, rss: m.memoryPerClient(memory, p, r.rssEnd), overload });
     };
     const likesAlone = await likesOnly();
     const { sockets, phase: push } = await pushPhase();

@@ -1,4 +1,5 @@
 // The live counts scenario's settings, client processes and measurements (docs/performance.md, "Live counts").
+import { setTimeout as sleep } from 'node:timers/promises';
 import { random, shuffled } from '../../prisma/random.js';
 import { waitFor } from '../../test/support/wait.js';
 import { entryOf, startChild } from '../lib/child.js';
@@ -16,8 +17,8 @@ import { waitForQuiet } from '../lib/waitFor.js';
 
 export const [LIVE_POSTS, WATCHED] = [100, 20]; // posts, and posts each socket or poller watches
 const WATCH = 'subscription($ids: [ID!]!) { postCountsChanged(postIds: $ids) { id counts { likes favs asOf } } }';
-export const POLL = 'query($ids: [ID!]!) { posts(ids: $ids) { id counts { likes favs asOf } } }';
 const OPEN_BATCH = 500; // sockets opened per round, across the client processes
+export const POLL = 'query($ids: [ID!]!) { posts(ids: $ids) { id counts { likes favs asOf } } }';
 /** Connections the likes may take; answers abandoned this long after the last like; counts settled once quiet this long. */
 export const [LIKE_CONNECTIONS, ANSWER_WAIT_MS, QUIET_MS] = [1024, 30_000, 2000];
 /** Like j is user FIRST_LIKER + j % LIKERS on post (j + ⌊j / LIKERS⌋) % 100: a new (user, post) pair for j < 100 × LIKERS. */
@@ -38,15 +39,25 @@ export function liveSettings() {
 }
 
 /** The API's RSS, and its V8 heap in use + memory outside it (buffers) after a full GC. */
-export async function apiMemory(api: ServerHandle) {
+async function apiMemory(api: ServerHandle) {
   const m = await api.memory();
   if (!m.collected) throw new Error('the API was started without --expose-gc');
   return { live: m.heapUsed + m.external, rss: rssBytes(api.pid) };
 }
 
-type Memory = Awaited<ReturnType<typeof apiMemory>>;
+/** The API's memory before `connect` and with what it connected, settled for 3 s. */
+export async function memoryAround(api: ServerHandle, connect: () => Promise<unknown>) {
+  const before = await apiMemory(api);
+  await connect();
+  await sleep(3000);
+  return { before, withClients: await apiMemory(api) };
+}
+
+type MemoryAround = Awaited<ReturnType<typeof memoryAround>>;
+type Log = (line: string) => void;
+export type PerClient = ReturnType<typeof memoryPerClient>;
 /** RSS before, with `count` clients, at the phase's end and per client; the same of live memory. */
-export const memoryPerClient = (before: Memory, withClients: Memory, count: number, endBytes: number) => ({
+export const memoryPerClient = ({ before, withClients }: MemoryAround, count: number, endBytes: number) => ({
   ...{ beforeBytes: before.rss, withClientsBytes: withClients.rss, endBytes, perClientBytes: (withClients.rss - before.rss) / count },
   ...{ liveBeforeBytes: before.live, liveWithClientsBytes: withClients.live, livePerClientBytes: (withClients.live - before.live) / count },
 });
@@ -100,49 +111,21 @@ export const pushesDue = (likedAt: readonly number[][], watchers: readonly numbe
   sum(likedAt.map((times, post) => new Set(times.map((t) => Math.floor((t - from) / intervalMs))).size * watchers[post]!));
 
 type PhaseLikes = Pick<Awaited<ReturnType<typeof sendLikes>>, 'acks' | 'sends'> & { base: number[] };
-type Seen = { at: number; count: number }[];
+export type Report = Awaited<ReturnType<LiveCommands['report']>>;
+export type Latency = ReturnType<typeof latencyOf>;
 
-/** Latency over every (like, client watching its post) pair, from what each client saw of each post in arrival order. */
-function latencyOf(r: PhaseLikes, seen: (readonly [post: number, observations: Seen])[]) {
-  const lags = seen.flatMap(([post, o]) => inclusionLags(r.acks[post]!, o, r.base[post]!));
-  const fromSent = lagStats(seen.flatMap(([post, o]) => inclusionLags(r.sends[post]!, o, r.base[post]!)));
-  return { samples: lags.length, ...lagStats(lags), fromSentP50Ms: fromSent.p50Ms, fromSentP99Ms: fromSent.p99Ms };
-}
-
-export type Report<C extends keyof LiveCommands> = Awaited<ReturnType<LiveCommands[C]>>;
-
-/** Push latency of the timed sockets (their pushes flattened as [postId, likes, at]…). */
-export function pushLatency(records: Report<'sockets'>['records'], postIndex: Map<number, number>, r: PhaseLikes) {
+/** Latency over every (like, recording client watching its post) pair, from what each client saw of each post in arrival order. */
+export function latencyOf(r: PhaseLikes, records: Report['records'], postIndex: Map<number, number>) {
   const seen = records.flatMap((record) => {
-    const byPost = new Map(record.postIds.map((id) => [postIndex.get(Number(id))!, [] as Seen]));
-    for (let q = 0; q < record.pushes.length; q += 3) {
-      byPost.get(postIndex.get(record.pushes[q]!)!)?.push({ count: record.pushes[q + 1]!, at: record.pushes[q + 2]! });
+    const byPost = new Map(record.postIds.map((id) => [postIndex.get(Number(id))!, [] as { at: number; count: number }[]]));
+    for (let q = 0; q < record.seen.length; q += 3) {
+      byPost.get(postIndex.get(record.seen[q]!)!)?.push({ count: record.seen[q + 1]!, at: record.seen[q + 2]! });
     }
     return [...byPost];
   });
-  return latencyOf(r, seen);
-}
-
-/** Polling staleness over every poller, and the polls and changed counts answered in the window [from, to]. */
-export function pollLatency(reports: Report<'stopPolling'>[], postIndex: Map<number, number>, r: PhaseLikes, from: number, to: number) {
-  const inWindow = (t: number) => t >= from && t <= to;
-  let [updates, requests] = [0, 0];
-  const seen = reports
-    .flatMap((x) => x.records)
-    .flatMap((record) => {
-      // Each poll: [sentAt, at, likes of each watched post].
-      const size = 2 + WATCHED;
-      const polls = Array.from({ length: record.polls.length / size }, (_, q) => record.polls.slice(q * size, (q + 1) * size));
-      requests += polls.filter(([, at]) => inWindow(at!)).length;
-      return record.postIds.map((id, j) => {
-        const post = postIndex.get(Number(id))!;
-        const answers = polls.map(([, at, ...likes]) => ({ at: at!, count: likes[j]! }));
-        // An update: the post's likes differ from the poller's previous answer (or, first, from the count before).
-        updates += answers.filter((o, q) => inWindow(o.at) && o.count !== (q === 0 ? r.base[post] : answers[q - 1]!.count)).length;
-        return [post, answers] as const;
-      });
-    });
-  return { latency: latencyOf(r, seen), updates, requests };
+  const lags = seen.flatMap(([post, o]) => inclusionLags(r.acks[post]!, o, r.base[post]!));
+  const fromSent = lagStats(seen.flatMap(([post, o]) => inclusionLags(r.sends[post]!, o, r.base[post]!)));
+  return { samples: lags.length, ...lagStats(lags), fromSentP50Ms: fromSent.p50Ms, fromSentP99Ms: fromSent.p99Ms };
 }
 
 /** The likes of every post once unchanged for QUIET_MS, within `timeoutMs`. */
@@ -180,33 +163,26 @@ export async function startClients(name: string, openFiles: number) {
     openFiles,
     readyWithinMs: 30_000,
   });
-  const call = <C extends keyof LiveCommands>(cmd: C, ...args: Parameters<LiveCommands[C]>) => child.call<Report<C>>(cmd, args[0]);
+  type Answer<C extends keyof LiveCommands> = Awaited<ReturnType<LiveCommands[C]>>;
+  const call = <C extends keyof LiveCommands>(cmd: C, ...args: Parameters<LiveCommands[C]>) => child.call<Answer<C>>(cmd, args[0]);
   return { name, pid: child.pid, call, stop: child.stop };
 }
 export type Clients = Awaited<ReturnType<typeof startClients>>;
 
-export async function openSockets(
-  apiUrl: string,
-  clients: Clients[],
-  n: number,
-  timed: number,
-  watched: (i: number) => string[],
-  log: (line: string) => void,
-) {
+/** Opens `n` sockets OPEN_BATCH at a time, `timed` of them (drawn at random) in the first process, recording every push. */
+export async function openSockets(url: string, clients: Clients[], n: number, timed: number, watched: (i: number) => string[], log: Log) {
   const sampled = new Set(shuffled(range(0, n), random(15)).slice(0, timed));
-  const [wsUrl, started] = [`${apiUrl.replace(/^http/, 'ws')}/graphql`, Date.now()];
+  const [socket, started] = [{ kind: 'socket', url: `${url.replace(/^http/, 'ws')}/graphql`, query: WATCH } as const, Date.now()];
   for (let from = 0; from < n; from += OPEN_BATCH) {
     const lists = clients.map((): ClientSpec[] => []);
     for (let i = from; i < Math.min(n, from + OPEN_BATCH); i++)
       lists[sampled.has(i) ? 0 : 1 + (i % (clients.length - 1))]!.push({ index: i, postIds: watched(i) });
-    await Promise.all(
-      clients.map((c, k) => lists[k]!.length > 0 && c.call('open', { url: wsUrl, query: WATCH, sockets: lists[k]!, record: k === 0 })),
-    );
+    await Promise.all(clients.map((c, k) => lists[k]!.length > 0 && c.call('open', { ...socket, clients: lists[k]!, record: k === 0 })));
     const opened = Math.min(n, from + OPEN_BATCH);
     if (opened % 2000 === 0 || opened === n) log(`  push: ${opened}/${n} sockets open`);
   }
   let subscribed = 0;
-  const subscriptions = async () => (subscribed = metric(await metricsText(apiUrl), 'tally_live_subscriptions'));
+  const subscriptions = async () => (subscribed = metric(await metricsText(url), 'tally_live_subscriptions'));
   await waitFor(subscriptions, (count) => count >= n, { timeoutMs: 60_000, intervalMs: 250 }).catch(() => {
     throw new Error(`only ${subscribed} of ${n} subscriptions reached the server within 60 s`);
   });
@@ -214,9 +190,9 @@ export async function openSockets(
 }
 
 /** The client processes' socket reports summed, and what went wrong (each fails the run). */
-export function socketTotals(reports: Report<'sockets'>[], n: number, nothingLiked: (socket: number) => boolean) {
-  const total = (f: (x: Report<'sockets'>) => number) => sum(reports.map(f));
-  const [opened, openAtEnd, errors] = [total((x) => x.sockets), total((x) => x.open), total((x) => x.errors)];
+export function socketTotals(reports: Report[], n: number, nothingLiked: (socket: number) => boolean) {
+  const total = (f: (x: Report) => number) => sum(reports.map(f));
+  const [opened, openAtEnd, errors] = [total((x) => x.clients), total((x) => x.open), total((x) => x.errors)];
   const silent = reports.flatMap((x) => x.silent);
   const nothingDue = silent.filter(nothingLiked).length; // silent sockets none of whose posts was liked had no push due
   const closedByServer: Record<string, number> = {};
