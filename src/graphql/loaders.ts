@@ -5,6 +5,7 @@ import DataLoader from 'dataloader';
 import type { Viewer } from '../auth/jwt.js';
 import type { PostCounts } from '../counters/postCounters.js';
 import type { UserCounts } from '../counters/userCounters.js';
+import type { Relation } from '../domain/relations.js';
 import type { Client } from '../limits/rateLimiter.js';
 import type { ViewerState } from '../relations/relationStore.js';
 import type { ApiDeps } from './apiDeps.js';
@@ -34,6 +35,32 @@ export async function orFromPostgres<T>(
 
 /** An anonymous viewer's state on any post. */
 export const NOTHING_HELD: ViewerState = new Set();
+
+/** The viewer's state on a post, as far as some kinds go (a field that shows `liked` asks for the like). */
+export interface ViewerStateKey {
+  postId: number;
+  kinds: readonly Relation[];
+}
+
+/**
+ * The viewer's state per (post, kinds): one call for the batch, on every post asked and the
+ * union of the kinds asked (each kind costs Redis a lookup per post, so a page that shows
+ * `liked` alone asks about the like alone). A post's state may hold more kinds than its key asked.
+ */
+function viewerStateLoader(deps: ApiDeps, viewer: Viewer | null, cache: boolean) {
+  return new DataLoader<ViewerStateKey, ViewerState, string>(
+    async (keys) => {
+      const asked = new Set(keys.flatMap((key) => key.kinds));
+      if (!viewer || asked.size === 0) return keys.map(() => NOTHING_HELD);
+      const postIds = [...new Set(keys.map((key) => key.postId))];
+      const states = await deps.relations.viewerStates(viewer.id, postIds, [...asked]);
+      const answers = await orFromPostgres(postIds, states, (ids) => deps.durableReads.viewerStates(viewer.id, ids));
+      const byPost = new Map(postIds.map((id, i) => [id, answers[i]!]));
+      return keys.map((key) => byPost.get(key.postId)!);
+    },
+    { cache, cacheKeyFn: (key) => `${key.postId}:${key.kinds.map((kind) => kind.name).join(',')}` },
+  );
+}
 
 /**
  * `cache: false` for a subscription: its context lives as long as the socket, and each push
@@ -74,15 +101,8 @@ export function createLoaders(deps: ApiDeps, viewer: Viewer | null, client: Clie
       },
       { cache },
     ),
-    /** The viewer's own state; never cached beyond this request. */
-    viewerState: new DataLoader<number, ViewerState>(
-      async (postIds) => {
-        if (!viewer) return postIds.map(() => NOTHING_HELD);
-        const states = await deps.relations.viewerStates(viewer.id, postIds);
-        return orFromPostgres(postIds, states, (ids) => deps.durableReads.viewerStates(viewer.id, ids));
-      },
-      { cache },
-    ),
+    /** The viewer's own state; never cached beyond this request (a change clears it all). */
+    viewerState: viewerStateLoader(deps, viewer, cache),
   };
 }
 

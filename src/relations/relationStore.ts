@@ -165,9 +165,12 @@ export function createRelationStore(redis: ScriptedRedis, keys: Keys, deps: Rela
     follows: async (viewerId: number, userIds: readonly number[]): Promise<FactsOrUnknown<boolean>[]> =>
       (await hasFacts(viewerId, USER, [FOLLOW], userIds)).map((facts) => (facts ? facts[0]! : null)),
 
-    /** The kinds the viewer holds on each post, in order (null where Redis does not hold the facts). */
-    async viewerStates(userId: number, postIds: readonly number[]): Promise<FactsOrUnknown<ViewerState>[]> {
-      const kinds = TYPES.kindsOf(POST);
+    /** Which of `kinds` (every kind set on posts by default) the viewer holds on each post, in order (null where Redis does not hold the facts). */
+    async viewerStates(
+      userId: number,
+      postIds: readonly number[],
+      kinds: readonly Relation[] = TYPES.kindsOf(POST),
+    ): Promise<FactsOrUnknown<ViewerState>[]> {
       const facts = await hasFacts(userId, POST, kinds, postIds);
       return facts.map((f) => (f ? new Set(kinds.filter((_, k) => f[k]).map((kind) => kind.name)) : null));
     },

@@ -80,6 +80,35 @@ describe('reactions', () => {
     expect((await settled(postId, token)).reactionGroups).toEqual([]);
   });
 
+  it('answers myState for exactly what each selection shows, through fragments and merged fields', async () => {
+    // Viewer state is read for the kinds a selection shows: each must still come out right.
+    const id = await newPost();
+    const token = await t.token(31);
+    const mutate = (query: string) => t.gql(query, { id }, { token });
+    await mutate('mutation($id: ID!) { setLikeRelation(input: { postId: $id, kind: FAV, active: true }) { changed } }');
+    await mutate('mutation($id: ID!) { setBookmark(input: { postId: $id, active: true }) { changed } }');
+    await react(token, { postId: id, content: 'HEART', active: true });
+    const res = await t.gql(
+      `query($id: ID!) { post(id: $id) {
+        a: myState { liked }
+        b: myState { ...S }
+        myState { faved }
+        myState { bookmarked __typename }
+        reactionGroups { content viewerHasReacted }
+      } }
+      fragment S on PostViewerState { reactions ... on PostViewerState { faved } }`,
+      { id },
+      { token },
+    );
+    expect(res.errors).toBeUndefined();
+    expect(res.data.post).toEqual({
+      a: { liked: false },
+      b: { reactions: ['HEART'], faved: true },
+      myState: { faved: true, bookmarked: true, __typename: 'PostViewerState' },
+      reactionGroups: [{ content: 'HEART', viewerHasReacted: true }],
+    });
+  });
+
   it('takes the desired state with setLikeRelation’s idempotency', async () => {
     const postId = await newPost();
     const token = await t.token(604);

@@ -22,7 +22,7 @@ async function setOnPost(
     active: input.active,
     idempotencyKey: input.idempotencyKey,
   });
-  ctx.loaders.viewerState.clear(postId);
+  ctx.loaders.viewerState.clearAll(); // keyed by (post, kinds): a request makes few changes
   return result;
 }
 

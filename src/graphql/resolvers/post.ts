@@ -7,6 +7,7 @@ import type { GraphQLContext } from '../context.js';
 import type { PostCountsResolvers, PostResolvers, PostViewerStateResolvers, ReactionGroupResolvers } from '../generated.js';
 import { NOTHING_HELD } from '../loaders.js';
 import type { PostModel } from '../models.js';
+import { subfieldsOf } from '../selection.js';
 import { listPage } from './lists.js';
 import { reactionNamed } from './reactions.js';
 
@@ -45,7 +46,7 @@ export const Post: PostResolvers = {
     }),
   // A pushed post carries its counts, resolved once for every socket that watches it.
   counts: (post, _, { loaders }) => post.liveCounts ?? loaders.counts.load(post.id),
-  myState: (post, _, { viewer, loaders }) => (viewer ? loaders.viewerState.load(post.id) : null),
+  myState: (post, _, { viewer, loaders }, info) => (viewer ? loaders.viewerState.load({ postId: post.id, kinds: kindsShown(info) }) : null),
 
   likers: (post, { kind, first, after }, ctx) => settersOf(post, POST_RELATIONS[kind ?? 'LIKE'], 'likers', first, after, ctx),
   reactors: (post, { content, first, after }, ctx) => settersOf(post, reactionNamed(content), 'reactors', first, after, ctx),
@@ -54,7 +55,7 @@ export const Post: PostResolvers = {
   reactionGroups: async (post, _, { viewer, loaders }) => {
     const [counts, held] = await Promise.all([
       post.liveCounts ?? loaders.counts.load(post.id),
-      viewer ? loaders.viewerState.load(post.id) : NOTHING_HELD,
+      viewer ? loaders.viewerState.load({ postId: post.id, kinds: KINDS.reactions }) : NOTHING_HELD,
     ]);
     return KINDS.reactions
       .map((kind) => ({ kind, count: countOf(counts, kind), viewerHasReacted: held.has(kind.name) }))
@@ -72,6 +73,27 @@ export const PostCounts: PostCountsResolvers = {
   likes: (counts) => countOf(counts, LIKE),
   favs: (counts) => countOf(counts, FAV),
 };
+
+/** The kinds each field of PostViewerState reads (kept beside its resolvers). */
+const KINDS_OF_FIELD: Record<string, readonly Relation[]> = {
+  liked: [LIKE],
+  faved: [FAV],
+  reactions: KINDS.reactions,
+  bookmarked: [BOOKMARK],
+};
+
+const kindsOfSelection = new WeakMap<ReadonlySet<string>, readonly Relation[]>();
+
+/** The kinds a `myState` selection shows, in registry order. */
+function kindsShown(info: Parameters<typeof subfieldsOf>[0]): readonly Relation[] {
+  const fields = subfieldsOf(info);
+  let kinds = kindsOfSelection.get(fields);
+  if (!kinds) {
+    kinds = KINDS.all.filter((kind) => [...fields].some((field) => KINDS_OF_FIELD[field]?.includes(kind)));
+    kindsOfSelection.set(fields, kinds);
+  }
+  return kinds;
+}
 
 export const PostViewerState: PostViewerStateResolvers = {
   liked: (state) => state.has(LIKE.name),
