@@ -69,6 +69,8 @@ export interface Config {
   /** The entity types a product's own service owns (ENTITY_TYPES), besides Tally's posts and users. */
   entityTypes: readonly OwnerTypeSpec[];
   jwtSecret: string;
+  /** Signs the credentials of a product's services (SERVICE_SECRET); null: this deployment accepts none. */
+  serviceSecret: string | null;
   /** The claims a bearer token must carry (JWT_REQUIRE_EXP, JWT_ISSUER, JWT_AUDIENCE). */
   tokenRules: TokenRules;
   /** Signs pagination cursors so a client cannot forge one. */
@@ -325,6 +327,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       return fallback;
     }
   };
+  // A key of its own: a user token must never verify as a service credential, nor the reverse.
+  const serviceSecret = (): string | null => {
+    const raw = env.SERVICE_SECRET ?? '';
+    if (raw === '') return null;
+    if (raw.length < 32) problems.push('SERVICE_SECRET must be at least 32 characters');
+    if (raw === (env.JWT_SECRET || DEV_JWT_SECRET)) problems.push('SERVICE_SECRET must differ from JWT_SECRET');
+    return raw;
+  };
   const flag = (name: string, fallback: boolean): boolean => {
     const raw = env[name];
     if (raw === undefined || raw === '') return fallback;
@@ -378,6 +388,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     oneReactionPerUser: oneOf('REACTIONS_PER_USER', ['many', 'one'], 'many') === 'one',
     entityTypes: parsed('ENTITY_TYPES', entityTypesSetting, []),
     jwtSecret,
+    serviceSecret: serviceSecret(),
     tokenRules: {
       requireExp: flag('JWT_REQUIRE_EXP', DEFAULT_TOKEN_RULES.requireExp),
       issuer: env.JWT_ISSUER || null,

@@ -31,6 +31,44 @@ export type CreatePostInput = {
   title: Scalars['String']['input'];
 };
 
+/** What `deleteEntities` deletes. */
+export type DeleteEntitiesInput = {
+  /** 1 to 1000 entities (else BAD_USER_INPUT). */
+  entities: Array<EntityDeletion>;
+};
+
+/** The answer of `deleteEntities`. */
+export type DeleteEntitiesPayload = {
+  __typename?: 'DeleteEntitiesPayload';
+  /** Entries that deleted an entity (or left a tombstone for a key never registered). */
+  applied: Scalars['Int']['output'];
+};
+
+/** An entity the product's own service deleted. */
+export type EntityDeletion = {
+  /** The owner's id of the entity. */
+  id: Scalars['ID']['input'];
+  /** The type's name in ENTITY_TYPES. */
+  type: Scalars['String']['input'];
+  /** The owner's version of the deletion, above the version it was registered with. */
+  version: Scalars['String']['input'];
+};
+
+/** An entity of a type the product's own service owns, as that service names it. */
+export type EntityRegistration = {
+  /** The owner's id of the entity: 1 to 128 characters. */
+  id: Scalars['ID']['input'];
+  /**
+   * The Tally user (the id in user tokens' `sub`) who owns it and whose received counts its
+   * likes and favourites move: required for an owned type, refused for an `unowned` one.
+   */
+  ownerId?: InputMaybe<Scalars['ID']['input']>;
+  /** The type's name in ENTITY_TYPES (`comment`); BAD_USER_INPUT for a type this deployment does not have. */
+  type: Scalars['String']['input'];
+  /** The owner's version of the entity, a positive integer below 2^63 as a string (a sequence or a time in ms). */
+  version: Scalars['String']['input'];
+};
+
 /** What `eraseAccount` needs: proof the viewer means their own account. */
 export type EraseAccountInput = {
   /** The viewer's own user id, typed out (anything else is BAD_USER_INPUT). */
@@ -89,6 +127,12 @@ export type Mutation = {
    */
   createPost?: Maybe<Post>;
   /**
+   * Tell Tally that entities of the product's own types were deleted: 1 to 1000 per call, with
+   * registerEntities' credential, errors and versions. A key never registered is remembered as
+   * deleted, so a registration that arrives late does not bring it back.
+   */
+  deleteEntities?: Maybe<DeleteEntitiesPayload>;
+  /**
    * Delete one of your own posts (soft delete: it disappears from every read); returns it.
    * UNAUTHENTICATED without a token; BAD_USER_INPUT for a malformed id; NOT_FOUND when it is
    * missing or already deleted; FORBIDDEN for someone else's post; takes a `writes` token
@@ -104,6 +148,15 @@ export type Mutation = {
    * are deleted. Returns at once with ERASING. UNAUTHENTICATED without a token.
    */
   eraseAccount?: Maybe<EraseAccountPayload>;
+  /**
+   * Tell Tally that entities of a type the product's own service owns (ENTITY_TYPES) exist, and
+   * who owns them: 1 to 1000 per call. A service credential only (UNAUTHENTICATED without one,
+   * FORBIDDEN with a user's token); BAD_USER_INPUT naming the first bad entry, and then nothing
+   * is registered. Applied by version: an entry whose version is not above the one Tally holds
+   * changes nothing, so a retried or reordered call is harmless. An entity's owner is the one
+   * it was first registered with; a deleted entity stays deleted.
+   */
+  registerEntities?: Maybe<RegisterEntitiesPayload>;
   /**
    * Bookmark a post for yourself (or remove the bookmark), with setLikeRelation's idempotency,
    * budget and errors. Private: nothing counts it, and nobody but you can list or see it.
@@ -155,6 +208,15 @@ export type MutationCreatePostArgs = {
  * Every mutation field is nullable: when one fails it is null and its error is in `errors`,
  * while the mutations of the same document that ran before or after it keep their results.
  */
+export type MutationDeleteEntitiesArgs = {
+  input: DeleteEntitiesInput;
+};
+
+
+/**
+ * Every mutation field is nullable: when one fails it is null and its error is in `errors`,
+ * while the mutations of the same document that ran before or after it keep their results.
+ */
 export type MutationDeletePostArgs = {
   id: Scalars['ID']['input'];
 };
@@ -166,6 +228,15 @@ export type MutationDeletePostArgs = {
  */
 export type MutationEraseAccountArgs = {
   input: EraseAccountInput;
+};
+
+
+/**
+ * Every mutation field is nullable: when one fails it is null and its error is in `errors`,
+ * while the mutations of the same document that ran before or after it keep their results.
+ */
+export type MutationRegisterEntitiesArgs = {
+  input: RegisterEntitiesInput;
 };
 
 
@@ -403,6 +474,19 @@ export type ReactionKind = {
   content: Scalars['String']['output'];
   /** How clients show it, e.g. 👍. */
   emoji: Scalars['String']['output'];
+};
+
+/** What `registerEntities` registers. */
+export type RegisterEntitiesInput = {
+  /** 1 to 1000 entities (else BAD_USER_INPUT). */
+  entities: Array<EntityRegistration>;
+};
+
+/** The answer of `registerEntities`. */
+export type RegisterEntitiesPayload = {
+  __typename?: 'RegisterEntitiesPayload';
+  /** Entries that registered an entity or moved its version on (the rest changed nothing). */
+  applied: Scalars['Int']['output'];
 };
 
 /** A user's relation to a post: a like or a favourite, independent of each other. */
@@ -729,6 +813,10 @@ export type ResolversTypes = {
   Boolean: ResolverTypeWrapper<Scalars['Boolean']['output']>;
   CreatePostInput: CreatePostInput;
   DateTime: ResolverTypeWrapper<Scalars['DateTime']['output']>;
+  DeleteEntitiesInput: DeleteEntitiesInput;
+  DeleteEntitiesPayload: ResolverTypeWrapper<DeleteEntitiesPayload>;
+  EntityDeletion: EntityDeletion;
+  EntityRegistration: EntityRegistration;
   EraseAccountInput: EraseAccountInput;
   EraseAccountPayload: ResolverTypeWrapper<EraseAccountPayloadModel>;
   ErasureState: ErasureState;
@@ -746,6 +834,8 @@ export type ResolversTypes = {
   Query: ResolverTypeWrapper<Record<PropertyKey, never>>;
   ReactionGroup: ResolverTypeWrapper<ReactionGroupModel>;
   ReactionKind: ResolverTypeWrapper<ReactionKind>;
+  RegisterEntitiesInput: RegisterEntitiesInput;
+  RegisterEntitiesPayload: ResolverTypeWrapper<RegisterEntitiesPayload>;
   RelationKind: RelationKind;
   SetBookmarkInput: SetBookmarkInput;
   SetBookmarkPayload: ResolverTypeWrapper<Omit<SetBookmarkPayload, 'post'> & { post: ResolversTypes['Post'] }>;
@@ -767,6 +857,10 @@ export type ResolversParentTypes = {
   Boolean: Scalars['Boolean']['output'];
   CreatePostInput: CreatePostInput;
   DateTime: Scalars['DateTime']['output'];
+  DeleteEntitiesInput: DeleteEntitiesInput;
+  DeleteEntitiesPayload: DeleteEntitiesPayload;
+  EntityDeletion: EntityDeletion;
+  EntityRegistration: EntityRegistration;
   EraseAccountInput: EraseAccountInput;
   EraseAccountPayload: EraseAccountPayloadModel;
   FollowRelationPayload: FollowRelationPayloadModel;
@@ -783,6 +877,8 @@ export type ResolversParentTypes = {
   Query: Record<PropertyKey, never>;
   ReactionGroup: ReactionGroupModel;
   ReactionKind: ReactionKind;
+  RegisterEntitiesInput: RegisterEntitiesInput;
+  RegisterEntitiesPayload: RegisterEntitiesPayload;
   SetBookmarkInput: SetBookmarkInput;
   SetBookmarkPayload: Omit<SetBookmarkPayload, 'post'> & { post: ResolversParentTypes['Post'] };
   SetFollowRelationInput: SetFollowRelationInput;
@@ -801,6 +897,10 @@ export type ResolversParentTypes = {
 export interface DateTimeScalarConfig extends GraphQLScalarTypeConfig<ResolversTypes['DateTime'], any> {
   name: 'DateTime';
 }
+
+export type DeleteEntitiesPayloadResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['DeleteEntitiesPayload'] = ResolversParentTypes['DeleteEntitiesPayload']> = {
+  applied?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+};
 
 export type EraseAccountPayloadResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['EraseAccountPayload'] = ResolversParentTypes['EraseAccountPayload']> = {
   state?: Resolver<ResolversTypes['ErasureState'], ParentType, ContextType>;
@@ -822,8 +922,10 @@ export type LikeRelationPayloadResolvers<ContextType = GraphQLContext, ParentTyp
 
 export type MutationResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['Mutation'] = ResolversParentTypes['Mutation']> = {
   createPost?: Resolver<Maybe<ResolversTypes['Post']>, ParentType, ContextType, RequireFields<MutationCreatePostArgs, 'input'>>;
+  deleteEntities?: Resolver<Maybe<ResolversTypes['DeleteEntitiesPayload']>, ParentType, ContextType, RequireFields<MutationDeleteEntitiesArgs, 'input'>>;
   deletePost?: Resolver<Maybe<ResolversTypes['Post']>, ParentType, ContextType, RequireFields<MutationDeletePostArgs, 'id'>>;
   eraseAccount?: Resolver<Maybe<ResolversTypes['EraseAccountPayload']>, ParentType, ContextType, RequireFields<MutationEraseAccountArgs, 'input'>>;
+  registerEntities?: Resolver<Maybe<ResolversTypes['RegisterEntitiesPayload']>, ParentType, ContextType, RequireFields<MutationRegisterEntitiesArgs, 'input'>>;
   setBookmark?: Resolver<Maybe<ResolversTypes['SetBookmarkPayload']>, ParentType, ContextType, RequireFields<MutationSetBookmarkArgs, 'input'>>;
   setFollowRelation?: Resolver<Maybe<ResolversTypes['FollowRelationPayload']>, ParentType, ContextType, RequireFields<MutationSetFollowRelationArgs, 'input'>>;
   setLikeRelation?: Resolver<Maybe<ResolversTypes['LikeRelationPayload']>, ParentType, ContextType, RequireFields<MutationSetLikeRelationArgs, 'input'>>;
@@ -893,6 +995,10 @@ export type ReactionKindResolvers<ContextType = GraphQLContext, ParentType exten
   emoji?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
 };
 
+export type RegisterEntitiesPayloadResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['RegisterEntitiesPayload'] = ResolversParentTypes['RegisterEntitiesPayload']> = {
+  applied?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+};
+
 export type SetBookmarkPayloadResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['SetBookmarkPayload'] = ResolversParentTypes['SetBookmarkPayload']> = {
   active?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
   changed?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
@@ -945,6 +1051,7 @@ export type UserEdgeResolvers<ContextType = GraphQLContext, ParentType extends R
 
 export type Resolvers<ContextType = GraphQLContext> = {
   DateTime?: GraphQLScalarType;
+  DeleteEntitiesPayload?: DeleteEntitiesPayloadResolvers<ContextType>;
   EraseAccountPayload?: EraseAccountPayloadResolvers<ContextType>;
   FollowRelationPayload?: FollowRelationPayloadResolvers<ContextType>;
   LikeRelationPayload?: LikeRelationPayloadResolvers<ContextType>;
@@ -958,6 +1065,7 @@ export type Resolvers<ContextType = GraphQLContext> = {
   Query?: QueryResolvers<ContextType>;
   ReactionGroup?: ReactionGroupResolvers<ContextType>;
   ReactionKind?: ReactionKindResolvers<ContextType>;
+  RegisterEntitiesPayload?: RegisterEntitiesPayloadResolvers<ContextType>;
   SetBookmarkPayload?: SetBookmarkPayloadResolvers<ContextType>;
   SetReactionPayload?: SetReactionPayloadResolvers<ContextType>;
   Subscription?: SubscriptionResolvers<ContextType>;

@@ -52,7 +52,7 @@ export function createApi(parts: Parts, options: ApiOptions = {}) {
   const visibility = createVisibility({ erasedUsers });
   const rateLimiter = createRateLimiter({ redis, keys, budgets: config.rateLimits, onRejected: options.onRateLimited });
   const deps: ApiDeps = {
-    auth: createAuth(config.jwtSecret, config.tokenRules),
+    auth: createAuth(config.jwtSecret, config.tokenRules, config.serviceSecret),
     users: stores.users,
     posts: stores.posts,
     postCache,
@@ -74,6 +74,8 @@ export function createApi(parts: Parts, options: ApiOptions = {}) {
       announcePostDeleted: (postId) => announcements.announce('deleted', postId),
       requestErasure: (userId) => queues.erasures.request(userId),
       posts: stores.posts,
+      entities: stores.entities,
+      logger,
       users: stores.users,
       postCache,
       feedCache,

@@ -7,6 +7,7 @@ import { createPostCounters } from '../counters/postCounters.js';
 import { createRebuilder } from '../counters/rebuild.js';
 import { createUserCounters } from '../counters/userCounters.js';
 import type { Db } from '../db/client.js';
+import { createEntityStore } from '../db/entities.js';
 import { createErasureQueries } from '../db/erasureQueries.js';
 import { createErasureStore } from '../db/erasures.js';
 import { createFactStore } from '../db/facts.js';
@@ -33,6 +34,7 @@ import { type ConnectionOptions, openConnections } from './connections.js';
 export function createStores(db: Db) {
   return {
     posts: createPostStore(db),
+    entities: createEntityStore(db),
     users: createUserStore(db),
     facts: createFactStore(db),
     erasures: createErasureStore(db),

@@ -1,11 +1,12 @@
-// Every change a user can make, as plain functions of (who, what): the API's resolvers, the
-// seed and the tests call these the same way.
+// Every change a user (or a product's service) can make, as plain functions of (who, what):
+// the API's resolvers, the seed and the tests call these the same way.
 import { type AccountServiceDeps, createAccountService } from './accounts.js';
+import { createEntityService, type EntityServiceDeps } from './entities.js';
 import { createPostService, type PostServiceDeps } from './posts.js';
 import { createProfileService } from './profiles.js';
 import { createRelationService, type RelationServiceDeps } from './relations.js';
 
-export type CommandDeps = PostServiceDeps & RelationServiceDeps & AccountServiceDeps;
+export type CommandDeps = PostServiceDeps & RelationServiceDeps & AccountServiceDeps & EntityServiceDeps;
 
 export function createCommands(deps: CommandDeps) {
   return {
@@ -13,6 +14,7 @@ export function createCommands(deps: CommandDeps) {
     relations: createRelationService(deps),
     profiles: createProfileService(deps),
     accounts: createAccountService(deps),
+    entities: createEntityService(deps),
   };
 }
 

@@ -4,7 +4,7 @@
 import { BOOKMARK, POST_RELATIONS, type Relation } from '../../domain/relations.js';
 import { parseId } from '../args.js';
 import type { GraphQLContext } from '../context.js';
-import { requireAccountHolder, requireViewer } from '../context.js';
+import { requireAccountHolder, requireService, requireViewer } from '../context.js';
 import type { EraseAccountPayloadResolvers, MutationResolvers } from '../generated.js';
 import { reactionNamed } from './reactions.js';
 
@@ -64,6 +64,14 @@ export const Mutation: MutationResolvers = {
   },
 
   eraseAccount: (_, { input }, ctx) => ctx.deps.commands.accounts.erase(requireAccountHolder(ctx), input),
+
+  registerEntities: async (_, { input }, ctx) => ({
+    applied: await ctx.deps.commands.entities.register(requireService(ctx), input.entities),
+  }),
+
+  deleteEntities: async (_, { input }, ctx) => ({
+    applied: await ctx.deps.commands.entities.delete(requireService(ctx), input.entities),
+  }),
 
   updateProfile: async (_, { input }, ctx) => {
     const viewer = requireViewer(ctx);

@@ -1,0 +1,102 @@
+// Entities a product's own service owns, in PostgreSQL: registered and deleted by the owner
+// (a service mutation, lifecycle messages, the backfill command), each change carrying the
+// owner's version of the entity, so a message applied twice or out of order changes nothing.
+// An entity's owner user is the one it was registered with; deletion is final (a deleted key
+// stays a tombstone, so a late registration does not bring it back).
+import type { Db } from './client.js';
+
+export interface OwnedEntity {
+  /** Tally's id of it: the entity id of its facts, keys and events. */
+  id: number;
+  type: string;
+  /** The owner's id of it. */
+  key: string;
+  ownerId: number | null;
+}
+
+export interface EntityChange {
+  type: string;
+  key: string;
+  /** The owner's version of the entity (a sequence or a time): only a higher one changes anything. */
+  version: bigint;
+}
+
+export interface Registration extends EntityChange {
+  ownerId: number | null;
+}
+
+interface Row {
+  id: bigint;
+  entity_type: string;
+  key: string;
+  owner_id: bigint | null;
+}
+
+const toEntity = (row: Row): OwnedEntity => ({
+  id: Number(row.id),
+  type: row.entity_type,
+  key: row.key,
+  ownerId: row.owner_id === null ? null : Number(row.owner_id),
+});
+
+/** One change per (type, key), the highest version's: a batch may name an entity twice. */
+function newestPerKey<T extends EntityChange>(changes: readonly T[]): T[] {
+  const newest = new Map<string, T>();
+  for (const change of changes) {
+    const id = `${change.type}\u0000${change.key}`;
+    const seen = newest.get(id);
+    if (!seen || seen.version < change.version) newest.set(id, change);
+  }
+  return [...newest.values()];
+}
+
+export function createEntityStore(db: Db) {
+  return {
+    /** Registers entities (or moves their version on); returns the ones this call created or advanced. */
+    async register(registrations: readonly Registration[]): Promise<OwnedEntity[]> {
+      const rows = newestPerKey(registrations);
+      if (rows.length === 0) return [];
+      const found = await db.$queryRaw<Row[]>`
+        INSERT INTO entities (entity_type, key, owner_id, version)
+        SELECT * FROM unnest(${rows.map((r) => r.type)}::text[], ${rows.map((r) => r.key)}::text[],
+                             ${rows.map((r) => r.ownerId)}::bigint[], ${rows.map((r) => r.version)}::bigint[])
+        ON CONFLICT (entity_type, key) DO UPDATE SET version = EXCLUDED.version
+          WHERE entities.deleted_at IS NULL AND entities.version < EXCLUDED.version
+        RETURNING id, entity_type, key, owner_id`;
+      return found.map(toEntity);
+    },
+
+    /** Deletes entities (a tombstone for a key never registered); returns the ones this call deleted. */
+    async delete(changes: readonly EntityChange[]): Promise<OwnedEntity[]> {
+      const rows = newestPerKey(changes);
+      if (rows.length === 0) return [];
+      const found = await db.$queryRaw<Row[]>`
+        INSERT INTO entities (entity_type, key, owner_id, version, deleted_at)
+        SELECT t, k, NULL, v, now() FROM unnest(${rows.map((r) => r.type)}::text[], ${rows.map((r) => r.key)}::text[],
+                                                ${rows.map((r) => r.version)}::bigint[]) AS c(t, k, v)
+        ON CONFLICT (entity_type, key) DO UPDATE SET version = EXCLUDED.version, deleted_at = now()
+          WHERE entities.deleted_at IS NULL AND entities.version < EXCLUDED.version
+        RETURNING id, entity_type, key, owner_id`;
+      return found.map(toEntity);
+    },
+
+    /** The live entities of `type` among `keys` (any order; a deleted or unknown key is left out). */
+    async liveByKeys(type: string, keys: readonly string[]): Promise<OwnedEntity[]> {
+      if (keys.length === 0) return [];
+      const found = await db.$queryRaw<Row[]>`
+        SELECT id, entity_type, key, owner_id FROM entities
+        WHERE entity_type = ${type} AND key = ANY(${[...keys]}::text[]) AND deleted_at IS NULL`;
+      return found.map(toEntity);
+    },
+
+    /** The live entities among Tally's `ids` (any order). */
+    async liveByIds(ids: readonly number[]): Promise<OwnedEntity[]> {
+      if (ids.length === 0) return [];
+      const found = await db.$queryRaw<Row[]>`
+        SELECT id, entity_type, key, owner_id FROM entities WHERE id = ANY(${[...ids]}::bigint[]) AND deleted_at IS NULL`;
+      return found.map(toEntity);
+    },
+  };
+}
+
+export type EntityStore = ReturnType<typeof createEntityStore>;

@@ -1,0 +1,91 @@
+// A product's service registers and deletes the entities it owns with a credential of its
+// own; a user's token cannot, and the service's credential acts as no user.
+import { SignJWT } from 'jose';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { SERVICE_AUDIENCE } from '../../src/auth/jwt.js';
+import { errorCodes, startTestApp, TEST_JWT_SECRET, type TestApp } from '../support/app.js';
+
+// The registry is built from the process's settings at import: set them before anything loads it.
+vi.hoisted(() => {
+  process.env.ENTITY_TYPES = 'comment;video:like,reactions:unowned';
+});
+const SERVICE_SECRET = 'service-secret-0123456789abcdef0123456789';
+
+let t: TestApp;
+let service: string;
+beforeAll(async () => {
+  t = await startTestApp({ ENTITY_TYPES: process.env.ENTITY_TYPES!, SERVICE_SECRET });
+  service = await t.app.deps.auth.signService('blog');
+});
+afterAll(() => t.stop());
+
+const REGISTER = `mutation($entities: [EntityRegistration!]!) { registerEntities(input: { entities: $entities }) { applied } }`;
+const DELETE = `mutation($entities: [EntityDeletion!]!) { deleteEntities(input: { entities: $entities }) { applied } }`;
+const register = (entities: object[], token = service) => t.gql(REGISTER, { entities }, { token });
+const remove = (entities: object[], token = service) => t.gql(DELETE, { entities }, { token });
+const comment = (id: string, version = '1', ownerId: string | null = '7') => ({ type: 'comment', id, ownerId, version });
+
+describe('registering entities', () => {
+  it('applies each entity once, by version, and deletes for good', async () => {
+    const entities = [comment('c-1'), comment('c-2'), { type: 'video', id: 'v-1', version: '1' }];
+    expect((await register(entities)).data.registerEntities).toEqual({ applied: 3 });
+    expect((await register(entities)).data.registerEntities).toEqual({ applied: 0 }); // a retry
+    expect((await register([comment('c-1', '2')])).data.registerEntities).toEqual({ applied: 1 });
+    expect((await remove([{ type: 'comment', id: 'c-2', version: '2' }])).data.deleteEntities).toEqual({ applied: 1 });
+    expect((await register([comment('c-2', '3')])).data.registerEntities).toEqual({ applied: 0 });
+  });
+
+  it('refuses a whole call for one bad entry, naming it', async () => {
+    const cases: [object, RegExp][] = [
+      [{ type: 'photo', id: 'p', ownerId: '7', version: '1' }, /entities\[1\]\.type: "photo" is not a type .*\(comment, video\)/],
+      [comment('c-9', '1', null), /entities\[1\]\.ownerId: a comment has an owner/],
+      [{ type: 'video', id: 'v-9', ownerId: '7', version: '1' }, /entities\[1\]\.ownerId: a video has no owner/],
+      [comment('', '1'), /entities\[1\]\.id: 1 to 128 characters/],
+      [comment('x'.repeat(129), '1'), /entities\[1\]\.id/],
+      [comment('c-9', '0'), /entities\[1\]\.version: a positive integer below 2\^63/],
+      [comment('c-9', '9223372036854775808'), /entities\[1\]\.version/],
+    ];
+    for (const [bad, message] of cases) {
+      const res = await register([comment('c-ok'), bad]);
+      expect(errorCodes(res), JSON.stringify(bad)).toEqual(['BAD_USER_INPUT']);
+      expect(res.errors![0]!.message).toMatch(message);
+    }
+    // Nothing of those calls was registered: the good entry is new now.
+    expect((await register([comment('c-ok')])).data.registerEntities).toEqual({ applied: 1 });
+    const tooMany = Array.from({ length: 1001 }, (_, i) => comment(`m-${i}`));
+    expect(errorCodes(await register(tooMany))).toEqual(['BAD_USER_INPUT']);
+    expect(errorCodes(await register([]))).toEqual(['BAD_USER_INPUT']);
+  });
+
+  it("takes a service credential only, and a service's credential acts as no user", async () => {
+    const user = await t.token(7);
+    expect(errorCodes(await register([comment('u-1')], user))).toEqual(['FORBIDDEN']);
+    expect(errorCodes(await remove([{ type: 'comment', id: 'u-1', version: '1' }], user))).toEqual(['FORBIDDEN']);
+    expect(errorCodes(await t.gql(REGISTER, { entities: [comment('u-1')] }))).toEqual(['UNAUTHENTICATED']);
+
+    const [post] = await t.createPosts(1);
+    const like = await t.gql(
+      'mutation($id: ID!) { setLikeRelation(input: { postId: $id, active: true }) { changed } }',
+      { id: post },
+      { token: service },
+    );
+    expect(errorCodes(like)).toEqual(['FORBIDDEN']);
+    expect(errorCodes(await t.gql('{ viewer { id } }', {}, { token: service }))).toEqual([]);
+
+    // A service credential signed with the users' key, and a user token signed with the services' key, are nobody's.
+    const forged = await new SignJWT({})
+      .setProtectedHeader({ alg: 'HS256' })
+      .setSubject('blog')
+      .setAudience(SERVICE_AUDIENCE)
+      .setExpirationTime('1h')
+      .sign(new TextEncoder().encode(TEST_JWT_SECRET));
+    expect(errorCodes(await register([comment('u-1')], forged))).toEqual(['UNAUTHENTICATED']);
+    const userBySecret = await new SignJWT({})
+      .setProtectedHeader({ alg: 'HS256' })
+      .setSubject('7')
+      .setExpirationTime('1h')
+      .sign(new TextEncoder().encode(SERVICE_SECRET));
+    expect(errorCodes(await t.gql('{ viewer { id } }', {}, { token: userBySecret }))).toEqual(['UNAUTHENTICATED']);
+    expect((await register([comment('u-1')])).data.registerEntities).toEqual({ applied: 1 });
+  });
+});
