@@ -139,13 +139,16 @@ export function createRelationKinds(reactions: readonly Reaction[], rules: KindR
 
 export type RelationKinds = ReturnType<typeof createRelationKinds>;
 
+/** The owner id of an entity that has none (an `unowned` type's, one whose owner was erased). */
+export const NO_OWNER = 0;
+
 /**
  * The user counters a change of `relation` moves, by whom: `owner` is the entity's owner (a
- * post's author, the followed user), `user` whoever set it.
+ * post's author, the followed user; NO_OWNER for none), `user` whoever set it.
  */
 export function userCounterChanges(relation: Relation, owner: number, user: number, by: 1 | -1): [number, UserCounter, number][] {
   const changes: [number, UserCounter, number][] = [];
-  if (relation.ownerCounter) changes.push([owner, relation.ownerCounter, by]);
+  if (relation.ownerCounter && owner !== NO_OWNER) changes.push([owner, relation.ownerCounter, by]);
   if (relation.setterCounter) changes.push([user, relation.setterCounter, by]);
   return changes;
 }

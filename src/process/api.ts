@@ -1,6 +1,7 @@
 // The API side of a process, on its parts (src/process/parts.ts): the caches, budgets and
 // announcements resolvers read through, and the commands they delegate changes to.
 import { createAuth } from '../auth/jwt.js';
+import { createEntityCache } from '../db/entityCache.js';
 import { createFeedCache } from '../db/feedCache.js';
 import { createPostCache } from '../db/postCache.js';
 import type { BudgetName } from '../domain/budgets.js';
@@ -28,6 +29,7 @@ export interface ApiOptions {
 export function createApi(parts: Parts, options: ApiOptions = {}) {
   const { config, redis, keys, logger, stores, counters, relations, queues } = parts;
   const postCache = createPostCache(stores.posts, config.postCacheTtlMs);
+  const entityCache = createEntityCache(stores.entities, config.postCacheTtlMs);
   const feedCache = createFeedCache(stores.posts, config.feedCacheTtlMs);
   // Deletions and erasures reach every API process's caches at once; one that missed some
   // (its connection dropped or went quiet) forgets its caches and re-reads the erasure list,
@@ -35,10 +37,11 @@ export function createApi(parts: Parts, options: ApiOptions = {}) {
   const announcements = createAnnouncements({
     publisher: redis,
     subscriber: options.subscriber ?? null,
-    channels: { erased: keys.erasuresChannel(), deleted: keys.deletionsChannel() },
+    channels: { erased: keys.erasuresChannel(), deleted: keys.deletionsChannel(), entityDeleted: keys.entityDeletionsChannel() },
     heartbeatMs: config.announcementHeartbeatMs,
     onResync: async () => {
       postCache.clear();
+      entityCache.clear();
       feedCache.forgetAll();
       await erasedUsers.refresh();
     },
@@ -49,6 +52,7 @@ export function createApi(parts: Parts, options: ApiOptions = {}) {
     postCache.forget(postId);
     feedCache.forgetAll();
   });
+  announcements.on('entityDeleted', (id) => entityCache.forget(id));
   const visibility = createVisibility({ erasedUsers });
   const rateLimiter = createRateLimiter({ redis, keys, budgets: config.rateLimits, onRejected: options.onRateLimited });
   const deps: ApiDeps = {
@@ -75,6 +79,8 @@ export function createApi(parts: Parts, options: ApiOptions = {}) {
       requestErasure: (userId) => queues.erasures.request(userId),
       posts: stores.posts,
       entities: stores.entities,
+      entityCache,
+      announceEntityDeleted: (id) => announcements.announce('entityDeleted', id),
       logger,
       users: stores.users,
       postCache,

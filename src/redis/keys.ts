@@ -173,6 +173,8 @@ export function createKeys(prefix: string, partitions: number) {
     erasuresChannel: () => `${prefix}erasures`,
     /** Channel announcing deleted posts (every API process forgets them in its caches). */
     deletionsChannel: () => `${prefix}deletions`,
+    /** Channel announcing deleted entities a product owns, by Tally's id (every API process forgets them). */
+    entityDeletionsChannel: () => `${prefix}entity-deletions`,
     /** BullMQ's key prefix; the braces keep every queue's keys in one Cluster slot (BullMQ's scripts need a queue's keys together). */
     bullPrefix: () => `${prefix}{bull}`,
     /** Live consumers of a group (sorted set scored by heartbeat). */

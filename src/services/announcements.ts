@@ -10,7 +10,7 @@
 import type { Logger } from '../log.js';
 import type { RedisClient } from '../redis/client.js';
 
-export type AnnouncementKind = 'erased' | 'deleted';
+export type AnnouncementKind = 'erased' | 'deleted' | 'entityDeleted';
 
 /**
  * How long after an announcement every API process acts on it, at the latest: one that did
@@ -23,7 +23,7 @@ export interface AnnouncementsDeps {
   publisher: RedisClient;
   /** This connection is for announcements alone; null where nobody needs to hear them (tools). */
   subscriber: RedisClient | null;
-  /** The channel of each kind: a user id whose erasure began, a post id that was deleted. */
+  /** The channel of each kind: a user id whose erasure began, a post id that was deleted, Tally's id of a deleted entity a product owns. */
   channels: Record<AnnouncementKind, string>;
   /** How often the subscriber connection is pinged; unanswered for 2 of these, it is not listening. */
   heartbeatMs: number;
@@ -34,7 +34,11 @@ export interface AnnouncementsDeps {
 
 export function createAnnouncements(deps: AnnouncementsDeps) {
   const { subscriber, channels } = deps;
-  const listeners: Record<AnnouncementKind, Set<(id: number) => void>> = { erased: new Set(), deleted: new Set() };
+  const listeners: Record<AnnouncementKind, Set<(id: number) => void>> = {
+    erased: new Set(),
+    deleted: new Set(),
+    entityDeleted: new Set(),
+  };
   const kindOf = new Map(Object.entries(channels).map(([kind, channel]) => [channel, kind as AnnouncementKind]));
   let subscribed = false;
   let lastAnswer = 0;

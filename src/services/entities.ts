@@ -22,6 +22,8 @@ export interface EntityEntry {
 
 export interface EntityServiceDeps {
   entities: EntityStore;
+  /** Tells every API process to forget the deleted entity (Tally's id) in its caches. */
+  announceEntityDeleted: (id: number) => Promise<void>;
   logger: Logger;
 }
 
@@ -76,6 +78,7 @@ export function createEntityService(deps: EntityServiceDeps) {
     async delete(service: Service, entries: readonly EntityEntry[]): Promise<number> {
       checkCount(entries);
       const deleted = await deps.entities.delete(entries.map(change));
+      await Promise.all(deleted.map((entity) => deps.announceEntityDeleted(entity.id)));
       deps.logger.debug({ service: service.name, entries: entries.length, applied: deleted.length }, 'deleted entities');
       return deleted.length;
     },

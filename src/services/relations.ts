@@ -1,11 +1,14 @@
 // Setting a like, favourite, reaction, bookmark or follow to an absolute state (never a toggle, so a retried
 // request is harmless): checks the target, charges the `changes` budget, and writes the fact
 // through the relation store's one Lua step (fact, idempotency record, counter event).
+import type { OwnedEntity } from '../db/entities.js';
+import type { EntityCache } from '../db/entityCache.js';
 import type { PostCache } from '../db/postCache.js';
 import type { PostModel } from '../db/posts.js';
 import type { UserModel, UserStore } from '../db/users.js';
 import { POST } from '../domain/entities.js';
-import type { Relation } from '../domain/relations.js';
+import { TYPES } from '../domain/kinds.js';
+import { NO_OWNER, type Relation } from '../domain/relations.js';
 import { badInput, notFound } from '../errors.js';
 import type { RelationStore } from '../relations/relationStore.js';
 import type { Charge } from './charges.js';
@@ -14,6 +17,7 @@ import type { Visibility } from './visibility.js';
 export interface RelationServiceDeps {
   relations: RelationStore;
   postCache: PostCache;
+  entityCache: EntityCache;
   users: UserStore;
   charge: Charge;
   /**
@@ -52,6 +56,33 @@ export function createRelationService(deps: RelationServiceDeps) {
         idempotencyKey: input.idempotencyKey,
       });
       return { post, active, changed };
+    },
+
+    /**
+     * `userId`'s `relation` on an entity a product owns, by the owner's (type, key): NOT_FOUND
+     * for one not registered or deleted, BAD_USER_INPUT for a kind its type does not take. Its
+     * owner's counters move, unless the owner's erasure started: then it has no owner.
+     */
+    async setOnEntity(
+      userId: number,
+      input: RelationChange & { type: string; key: string; relation: Relation },
+    ): Promise<{ entity: OwnedEntity; active: boolean; changed: boolean }> {
+      const { type, key, relation, active } = input;
+      if (!TYPES.owned.some((owned) => owned.name === type)) throw badInput(`"${type}" is not a type this deployment's services own`);
+      if (!TYPES.kindsOf(type).includes(relation)) throw badInput(`a ${type} takes no ${relation.name}`);
+      const entity = await deps.entityCache.get(type, key);
+      if (!entity) throw notFound(`${type} ${key} not found`);
+      await deps.charge('changes', userId);
+      const owner = entity.ownerId !== null && deps.visibility.user({ id: entity.ownerId }) ? entity.ownerId : NO_OWNER;
+      const { changed } = await deps.relations.setFact({
+        userId,
+        entity: { type, id: entity.id },
+        relation,
+        authorId: owner,
+        active,
+        idempotencyKey: input.idempotencyKey,
+      });
+      return { entity, active, changed };
     },
 
     /** Whether `userId` follows `followeeId` (BAD_USER_INPUT for oneself, NOT_FOUND for an unknown user). */

@@ -3,7 +3,9 @@
 import { SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { SERVICE_AUDIENCE } from '../../src/auth/jwt.js';
+import { FAV, LIKE } from '../../src/domain/relations.js';
 import { errorCodes, startTestApp, TEST_JWT_SECRET, type TestApp } from '../support/app.js';
+import { waitFor } from '../support/wait.js';
 
 // The registry is built from the process's settings at import: set them before anything loads it.
 vi.hoisted(() => {
@@ -87,5 +89,44 @@ describe('registering entities', () => {
       .sign(new TextEncoder().encode(SERVICE_SECRET));
     expect(errorCodes(await t.gql('{ viewer { id } }', {}, { token: userBySecret }))).toEqual(['UNAUTHENTICATED']);
     expect((await register([comment('u-1')])).data.registerEntities).toEqual({ applied: 1 });
+  });
+
+  it("takes relations on a registered entity, moves its owner's counters, and refuses it everywhere once deleted", async () => {
+    const replica = await startTestApp({ ENTITY_TYPES: process.env.ENTITY_TYPES!, SERVICE_SECRET }, { sharing: t });
+    try {
+      await register([comment('r-1', '1', '70'), { type: 'video', id: 'r-v', version: '1' }]);
+      const commandsOf = (app: TestApp) => app.app.deps.commands.relations;
+      const like = (app: TestApp, key: string, userId = 5, type = 'comment') =>
+        commandsOf(app).setOnEntity(userId, { type, key, relation: LIKE, active: true });
+      expect(await like(t, 'r-1')).toMatchObject({ entity: { key: 'r-1', ownerId: 70 }, active: true, changed: true });
+      expect((await like(replica, 'r-1')).changed).toBe(false); // the same fact, through the other process
+      expect((await like(t, 'r-1', 6)).changed).toBe(true);
+      const received = () => t.app.deps.userCounters.load([70]).then(([c]) => c?.likesReceived ?? 0);
+      await waitFor(received, (n) => n === 2, { what: "the owner's likesReceived" });
+      // An unowned type moves no one's counters; a kind the type does not take, an unknown id, an unknown type.
+      expect((await like(t, 'r-v', 5, 'video')).changed).toBe(true);
+      await expect(commandsOf(t).setOnEntity(5, { type: 'video', key: 'r-v', relation: FAV, active: true })).rejects.toMatchObject({
+        extensions: { code: 'BAD_USER_INPUT' },
+      });
+      await expect(like(t, 'r-404')).rejects.toMatchObject({ extensions: { code: 'NOT_FOUND' } });
+      await expect(like(t, 'r-1', 5, 'post')).rejects.toMatchObject({ extensions: { code: 'BAD_USER_INPUT' } });
+
+      // Deleted through the replica: this process, which holds it in its cache, refuses it too.
+      const deleted = await replica.gql(DELETE, { entities: [{ type: 'comment', id: 'r-1', version: '2' }] }, { token: service });
+      expect(deleted.data.deleteEntities).toEqual({ applied: 1 });
+      const started = Date.now();
+      await waitFor(
+        () =>
+          like(t, 'r-1', 8).then(
+            () => 'accepted',
+            (error: { extensions?: { code?: string } }) => error.extensions?.code ?? 'error',
+          ),
+        (outcome) => outcome === 'NOT_FOUND',
+        { what: 'the deletion to reach the other process', timeoutMs: 5000 },
+      );
+      expect(Date.now() - started).toBeLessThan(1000);
+    } finally {
+      await replica.stop();
+    }
   });
 });
