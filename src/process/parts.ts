@@ -15,7 +15,6 @@ import { createPostStore } from '../db/posts.js';
 import { createRelationLists } from '../db/relationLists.js';
 import { createUserCounterStore } from '../db/userCounters.js';
 import { createUserStore } from '../db/users.js';
-import { POST } from '../domain/entities.js';
 import { assertKindsOf, KINDS } from '../domain/kinds.js';
 import type { EventLogs } from '../events/eventLog.js';
 import { createErasureRequests } from '../jobs/erasureJobs.js';
@@ -101,7 +100,7 @@ export function openParts(config: Config, options: ConnectionOptions) {
   const queues = { rebuilds: createRebuildRequests(jobsRedis, keys, logger), erasures: createErasureRequests(jobsRedis, keys) };
   const counters = {
     users: recovery.userCounters,
-    posts: createPostCounters({ redis, keys, onMissing: (id) => queues.rebuilds.request({ type: POST, id }) }),
+    posts: createPostCounters({ redis, keys, onMissing: (entity) => queues.rebuilds.request(entity) }),
   };
   const relations = createRelationStore(redis, keys, {
     // Half the execution timeout: a write refused with "try again" answers before its request is abandoned.

@@ -2,6 +2,7 @@
 // service: each entry checked against the registry and the limits before anything is written
 // (a bad entry refuses the whole call), then applied by version (src/db/entities.ts).
 import type { Service } from '../auth/jwt.js';
+import type { PostCounters } from '../counters/postCounters.js';
 import type { EntityChange, EntityStore, Registration } from '../db/entities.js';
 import { TYPES } from '../domain/kinds.js';
 import { badInput } from '../errors.js';
@@ -22,6 +23,7 @@ export interface EntityEntry {
 
 export interface EntityServiceDeps {
   entities: EntityStore;
+  postCounters: Pick<PostCounters, 'initializeEntities'>;
   /** Tells every API process to forget the deleted entity (Tally's id) in its caches. */
   announceEntityDeleted: (id: number) => Promise<void>;
   logger: Logger;
@@ -70,6 +72,10 @@ export function createEntityService(deps: EntityServiceDeps) {
         return { ...base, ownerId: ownerId === null ? null : Number(ownerId) };
       });
       const applied = await deps.entities.register(registrations);
+      // Zeroed counters, so reading a new entity needs no fall-back to its facts (NX: kept when they exist).
+      await deps.postCounters.initializeEntities(
+        applied.filter((entity) => TYPES.eventCounted.has(entity.type)).map((entity) => ({ type: entity.type, id: entity.id })),
+      );
       deps.logger.debug({ service: service.name, entries: entries.length, applied: applied.length }, 'registered entities');
       return applied.length;
     },

@@ -103,6 +103,10 @@ describe('registering entities', () => {
       expect((await like(t, 'r-1', 6)).changed).toBe(true);
       const received = () => t.app.deps.userCounters.load([70]).then(([c]) => c?.likesReceived ?? 0);
       await waitFor(received, (n) => n === 2, { what: "the owner's likesReceived" });
+      const { entity } = await like(replica, 'r-1');
+      const likes = async () =>
+        (await replica.app.deps.postCounters.loadEntities([{ type: 'comment', id: entity.id }]))[0]?.slots[LIKE.slot!];
+      await waitFor(likes, (n) => n === 2, { what: 'the comment counted' });
       // An unowned type moves no one's counters; a kind the type does not take, an unknown id, an unknown type.
       expect((await like(t, 'r-v', 5, 'video')).changed).toBe(true);
       await expect(commandsOf(t).setOnEntity(5, { type: 'video', key: 'r-v', relation: FAV, active: true })).rejects.toMatchObject({
