@@ -4,6 +4,7 @@
 import type { Auth } from '../auth/jwt.js';
 import type { PostCounters } from '../counters/postCounters.js';
 import type { UserCounters } from '../counters/userCounters.js';
+import type { EntityStore } from '../db/entities.js';
 import type { FeedCache } from '../db/feedCache.js';
 import type { PostCache } from '../db/postCache.js';
 import type { PostStore } from '../db/posts.js';
@@ -22,6 +23,8 @@ export interface ApiDeps {
   auth: Auth;
   users: UserStore;
   posts: PostStore;
+  /** Entities a product's own service owns (ENTITY_TYPES). */
+  entities: EntityStore;
   postCache: PostCache;
   feedCache: FeedCache;
   postCounters: PostCounters;

@@ -5,6 +5,8 @@ import DataLoader from 'dataloader';
 import type { Viewer } from '../auth/jwt.js';
 import type { PostCounts } from '../counters/postCounters.js';
 import type { UserCounts } from '../counters/userCounters.js';
+import type { OwnedEntity } from '../db/entities.js';
+import { type EntityRef, entityName } from '../domain/entities.js';
 import type { Relation } from '../domain/relations.js';
 import type { Client } from '../limits/rateLimiter.js';
 import type { ViewerState } from '../relations/relationStore.js';
@@ -36,29 +38,49 @@ export async function orFromPostgres<T>(
 /** An anonymous viewer's state on any post. */
 export const NOTHING_HELD: ViewerState = new Set();
 
-/** The viewer's state on a post, as far as some kinds go (a field that shows `liked` asks for the like). */
+/** The viewer's state on an entity, as far as some kinds go (a field that shows `liked` asks for the like). */
 export interface ViewerStateKey {
-  postId: number;
+  entity: EntityRef;
   kinds: readonly Relation[];
 }
 
 /**
- * The viewer's state per (post, kinds): one call for the batch, on every post asked and the
- * union of the kinds asked (each kind costs Redis a lookup per post, so a page that shows
- * `liked` alone asks about the like alone). A post's state may hold more kinds than its key asked.
+ * The viewer's state per (entity, kinds): one call per entity type in the batch, on every
+ * entity asked and the union of the kinds asked (each kind costs Redis a lookup per entity,
+ * so a page that shows `liked` alone asks about the like alone). An entity's state may hold
+ * more kinds than its key asked.
  */
 function viewerStateLoader(deps: ApiDeps, viewer: Viewer | null, cache: boolean) {
+  async function statesOf(userId: number, type: string, keys: readonly ViewerStateKey[]): Promise<Map<number, ViewerState>> {
+    const asked = [...new Set(keys.flatMap((key) => key.kinds))];
+    const ids = [...new Set(keys.map((key) => key.entity.id))];
+    if (asked.length === 0) return new Map(ids.map((id) => [id, NOTHING_HELD]));
+    const states = await deps.relations.viewerStates(userId, ids, asked, type);
+    const answers = await orFromPostgres(ids, states, (missing) => deps.durableReads.viewerStates(userId, missing, type));
+    return new Map(ids.map((id, i) => [id, answers[i]!]));
+  }
   return new DataLoader<ViewerStateKey, ViewerState, string>(
     async (keys) => {
-      const asked = new Set(keys.flatMap((key) => key.kinds));
-      if (!viewer || asked.size === 0) return keys.map(() => NOTHING_HELD);
-      const postIds = [...new Set(keys.map((key) => key.postId))];
-      const states = await deps.relations.viewerStates(viewer.id, postIds, [...asked]);
-      const answers = await orFromPostgres(postIds, states, (ids) => deps.durableReads.viewerStates(viewer.id, ids));
-      const byPost = new Map(postIds.map((id, i) => [id, answers[i]!]));
-      return keys.map((key) => byPost.get(key.postId)!);
+      if (!viewer) return keys.map(() => NOTHING_HELD);
+      const types = [...new Set(keys.map((key) => key.entity.type))];
+      const byType = new Map(
+        await Promise.all(
+          types.map(
+            async (type) =>
+              [
+                type,
+                await statesOf(
+                  viewer.id,
+                  type,
+                  keys.filter((k) => k.entity.type === type),
+                ),
+              ] as const,
+          ),
+        ),
+      );
+      return keys.map((key) => byType.get(key.entity.type)!.get(key.entity.id)!);
     },
-    { cache, cacheKeyFn: (key) => `${key.postId}:${key.kinds.map((kind) => kind.name).join(',')}` },
+    { cache, cacheKeyFn: (key) => `${entityName(key.entity)}:${key.kinds.map((kind) => kind.name).join(',')}` },
   );
 }
 
@@ -92,6 +114,43 @@ export function createLoaders(deps: ApiDeps, viewer: Viewer | null, client: Clie
       { cache },
     ),
     userCounts: new DataLoader<number, UserCounts>((userIds) => deps.userCounters.load(userIds), { cache }),
+    /** Entities a product owns, by the owner's (type, key): null for one not registered or deleted. */
+    ownedEntity: new DataLoader<{ type: string; key: string }, OwnedEntity | null, string>(
+      async (refs) => {
+        const types = [...new Set(refs.map((ref) => ref.type))];
+        const found = (
+          await Promise.all(
+            types.map((type) =>
+              deps.entities.liveByKeys(
+                type,
+                refs.filter((r) => r.type === type).map((r) => r.key),
+              ),
+            ),
+          )
+        ).flat();
+        const byName = new Map(found.map((entity) => [`${entity.type}:${entity.key}`, entity]));
+        return refs.map((ref) => byName.get(`${ref.type}:${ref.key}`) ?? null);
+      },
+      { cache, cacheKeyFn: (ref) => `${ref.type}:${ref.key}` },
+    ),
+    /** Counts of entities of any counted type (a post's go through `counts`). */
+    entityCounts: new DataLoader<EntityRef, PostCounts, string>(
+      async (entities) => {
+        const answers = await deps.postCounters.loadEntities(entities);
+        const missing = entities.filter((_, i) => answers[i] === null);
+        const types = [...new Set(missing.map((entity) => entity.type))];
+        const durable = new Map<string, PostCounts>();
+        for (const type of types) {
+          const ids = missing.filter((entity) => entity.type === type).map((entity) => entity.id);
+          const counts = await deps.durableReads.counts(ids, type);
+          ids.forEach((id, i) => {
+            durable.set(entityName({ type, id }), counts[i]!);
+          });
+        }
+        return entities.map((entity, i) => answers[i] ?? durable.get(entityName(entity))!);
+      },
+      { cache, cacheKeyFn: entityName },
+    ),
     /** Whether the viewer follows each user (false for anonymous viewers). */
     followedByViewer: new DataLoader<number, boolean>(
       async (userIds) => {

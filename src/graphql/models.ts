@@ -1,6 +1,7 @@
 // What resolvers pass around for each GraphQL object type (codegen `mappers`).
 import type { PostCounts } from '../counters/postCounters.js';
 import type { UserCounts } from '../counters/userCounters.js';
+import type { OwnedEntity } from '../db/entities.js';
 import type { PostModel as StoredPost } from '../db/posts.js';
 import type { UserModel as StoredUser } from '../db/users.js';
 import type { PostRelationKind, Relation } from '../domain/relations.js';
@@ -15,6 +16,20 @@ export type PostConnectionModel = Page<PostModel>;
 export type PostEdgeModel = PostConnectionModel['edges'][number];
 export type UserConnectionModel = Page<UserModel>;
 export type UserEdgeModel = UserConnectionModel['edges'][number];
+
+export interface EntityRelationPayloadModel {
+  entity: OwnedEntity;
+  kind: PostRelationKind;
+  active: boolean;
+  changed: boolean;
+}
+
+export interface EntityReactionPayloadModel {
+  entity: OwnedEntity;
+  content: string;
+  active: boolean;
+  changed: boolean;
+}
 
 export interface LikeRelationPayloadModel {
   post: PostModel;

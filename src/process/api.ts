@@ -59,6 +59,7 @@ export function createApi(parts: Parts, options: ApiOptions = {}) {
     auth: createAuth(config.jwtSecret, config.tokenRules, config.serviceSecret),
     users: stores.users,
     posts: stores.posts,
+    entities: stores.entities,
     postCache,
     feedCache,
     userCounters: counters.users,

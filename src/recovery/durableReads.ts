@@ -5,15 +5,16 @@
 import type { PostCounts } from '../counters/postCounters.js';
 import type { FactStore } from '../db/facts.js';
 import { COUNTER_SLOTS } from '../domain/counters.js';
-import { POST, USER } from '../domain/entities.js';
+import { type EntityType, POST, USER } from '../domain/entities.js';
 import { KINDS } from '../domain/kinds.js';
 import { FOLLOW } from '../domain/relations.js';
 import type { ViewerState } from '../relations/relationStore.js';
 
 export function createDurableReads(facts: FactStore) {
   return {
-    async counts(postIds: readonly number[]): Promise<PostCounts[]> {
-      const rows = await facts.counts(POST, postIds);
+    /** Counts of posts (or of entities of another counted type). */
+    async counts(postIds: readonly number[], type: EntityType = POST): Promise<PostCounts[]> {
+      const rows = await facts.counts(type, postIds);
       return postIds.map((id) => {
         const slots = new Array<number>(COUNTER_SLOTS).fill(0);
         for (const row of rows) {
@@ -29,8 +30,9 @@ export function createDurableReads(facts: FactStore) {
       return userIds.map((id) => rows.some((r) => r.entityId === id && r.kind === FOLLOW.name));
     },
 
-    async viewerStates(userId: number, postIds: readonly number[]): Promise<ViewerState[]> {
-      const rows = await facts.activeFor(userId, POST, postIds);
+    /** The viewer's state on posts (or on entities of another type). */
+    async viewerStates(userId: number, postIds: readonly number[], type: EntityType = POST): Promise<ViewerState[]> {
+      const rows = await facts.activeFor(userId, type, postIds);
       return postIds.map((id) => new Set(rows.filter((r) => r.entityId === id && KINDS.named(r.kind)).map((r) => r.kind)));
     },
   };

@@ -170,8 +170,9 @@ export function createRelationStore(redis: ScriptedRedis, keys: Keys, deps: Rela
       userId: number,
       postIds: readonly number[],
       kinds: readonly Relation[] = TYPES.kindsOf(POST),
+      type: EntityType = POST,
     ): Promise<FactsOrUnknown<ViewerState>[]> {
-      const facts = await hasFacts(userId, POST, kinds, postIds);
+      const facts = await hasFacts(userId, type, kinds, postIds);
       return facts.map((f) => (f ? new Set(kinds.filter((_, k) => f[k]).map((kind) => kind.name)) : null));
     },
   };

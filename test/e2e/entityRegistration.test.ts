@@ -4,7 +4,7 @@ import { SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { SERVICE_AUDIENCE } from '../../src/auth/jwt.js';
 import { FAV, LIKE } from '../../src/domain/relations.js';
-import { errorCodes, startTestApp, TEST_JWT_SECRET, type TestApp } from '../support/app.js';
+import { errorCodes, type GraphQLResponse, startTestApp, TEST_JWT_SECRET, type TestApp } from '../support/app.js';
 import { waitFor } from '../support/wait.js';
 
 // The registry is built from the process's settings at import: set them before anything loads it.
@@ -132,5 +132,93 @@ describe('registering entities', () => {
     } finally {
       await replica.stop();
     }
+  });
+
+  it('serves each owner type as an OwnedEntity in GraphQL: counts, myState, reactions and changes, one Redis round trip a page', async () => {
+    const keys = Array.from({ length: 20 }, (_, i) => `g-${i}`);
+    await register([...keys.map((key) => comment(key, '1', '90')), { type: 'video', id: 'g-v', version: '1' }]);
+    const user = await t.token(91);
+    const LIKE_IT = `mutation($input: SetEntityRelationInput!) {
+      setEntityRelation(input: $input) { kind active changed entity { __typename id myState { liked faved } } }
+    }`;
+    const REACT_IT = `mutation($input: SetEntityReactionInput!) {
+      setEntityReaction(input: $input) { content changed entity { id reactionGroups { content viewerHasReacted } } }
+    }`;
+    const liked = await t.gql(LIKE_IT, { input: { type: 'comment', id: 'g-1', active: true } }, { token: user });
+    expect(liked.data.setEntityRelation).toEqual({
+      kind: 'LIKE',
+      active: true,
+      changed: true,
+      entity: { __typename: 'Comment', id: 'g-1', myState: { liked: true, faved: false } },
+    });
+    const reacted = await t.gql(REACT_IT, { input: { type: 'comment', id: 'g-1', content: 'HEART', active: true } }, { token: user });
+    expect(reacted.data.setEntityReaction).toEqual({
+      content: 'HEART',
+      changed: true,
+      entity: { id: 'g-1', reactionGroups: [{ content: 'HEART', viewerHasReacted: true }] },
+    });
+    expect(errorCodes(await t.gql(LIKE_IT, { input: { type: 'video', id: 'g-v', kind: 'FAV', active: true } }, { token: user }))).toEqual([
+      'BAD_USER_INPUT',
+    ]);
+    expect(errorCodes(await t.gql(LIKE_IT, { input: { type: 'comment', id: 'g-404', active: true } }, { token: user }))).toEqual([
+      'NOT_FOUND',
+    ]);
+    expect(errorCodes(await t.gql(LIKE_IT, { input: { type: 'comment', id: 'g-1', active: true } }))).toEqual(['UNAUTHENTICATED']);
+
+    const PAGE = `query($type: String!, $ids: [ID!]!) { entities(type: $type, ids: $ids) {
+      __typename id counts { likes favs asOf } myState { liked reactions } reactionGroups { content count viewerHasReacted }
+    } }`;
+    const page = () => t.gql(PAGE, { type: 'comment', ids: ['g-1', 'g-404', ...keys.slice(2)] }, { token: user });
+    const since = Date.now();
+    const settled = await waitFor(
+      page,
+      (res) => {
+        const first = res.data?.entities?.[0];
+        return first?.counts.asOf !== null && Date.parse(first?.counts.asOf) > since;
+      },
+      { what: 'counts with an asOf after the changes' },
+    );
+    expect(settled.data.entities[0]).toEqual({
+      __typename: 'Comment',
+      id: 'g-1',
+      counts: { likes: 1, favs: 0, asOf: expect.any(String) },
+      myState: { liked: true, reactions: ['HEART'] },
+      reactionGroups: [{ content: 'HEART', count: 1, viewerHasReacted: true }],
+    });
+    expect(settled.data.entities[1]).toBeNull();
+    expect(settled.data.entities.slice(2).every((e: { counts: { likes: number } }) => e.counts.likes === 0)).toBe(true);
+    // The same answers from graphql-js (the executor a deployment may choose instead of graphql-jit).
+    const js = await startTestApp(
+      { ENTITY_TYPES: process.env.ENTITY_TYPES!, SERVICE_SECRET, GRAPHQL_EXECUTOR: 'graphql-js' },
+      { sharing: t },
+    );
+    try {
+      const withoutAsOf = (res: GraphQLResponse) =>
+        (res.data.entities as ({ counts: object } | null)[]).map((e) => e && { ...e, counts: { ...e.counts, asOf: undefined } });
+      const fromJs = await js.gql(PAGE, { type: 'comment', ids: ['g-1', 'g-404', ...keys.slice(2)] }, { token: user });
+      expect(withoutAsOf(fromJs)).toEqual(withoutAsOf(settled));
+    } finally {
+      await js.stop();
+    }
+    const anonymous = await t.gql(PAGE, { type: 'comment', ids: ['g-1'] });
+    expect(anonymous.data.entities[0].myState).toBeNull();
+
+    // A page of 20 entities: one Redis round trip for counts, viewer state and reactions.
+    await page(); // warm: the entity lookups
+    const before = t.app.redisRoundTrips.count;
+    const measured = await page();
+    expect(measured.errors).toBeUndefined();
+    expect(t.app.redisRoundTrips.count - before).toBe(1);
+
+    expect(errorCodes(await t.gql(PAGE, { type: 'photo', ids: ['x'] }))).toEqual(['BAD_USER_INPUT']);
+    expect(errorCodes(await t.gql(PAGE, { type: 'comment', ids: Array.from({ length: 101 }, (_, i) => `x${i}`) }))).toEqual([
+      'BAD_USER_INPUT',
+    ]);
+    // Deleted: gone from reads, NOT_FOUND for changes.
+    await remove([{ type: 'comment', id: 'g-1', version: '2' }]);
+    expect((await t.gql(PAGE, { type: 'comment', ids: ['g-1'] }, { token: user })).data.entities).toEqual([null]);
+    expect(errorCodes(await t.gql(LIKE_IT, { input: { type: 'comment', id: 'g-1', active: false } }, { token: user }))).toEqual([
+      'NOT_FOUND',
+    ]);
   });
 });

@@ -26,6 +26,25 @@ async function setOnPost(
   return result;
 }
 
+/** The viewer's `relation` on an entity a product owns set to `active`; this request's later reads see the change. */
+async function setOnEntity(
+  ctx: GraphQLContext,
+  input: { type: string; id: string; active: boolean; idempotencyKey?: string | null },
+  relation: Relation,
+) {
+  const viewer = requireViewer(ctx);
+  const result = await ctx.deps.commands.relations.setOnEntity(viewer.id, {
+    type: input.type,
+    key: input.id,
+    relation,
+    active: input.active,
+    idempotencyKey: input.idempotencyKey,
+  });
+  ctx.loaders.viewerState.clearAll();
+  ctx.loaders.ownedEntity.prime({ type: result.entity.type, key: result.entity.key }, result.entity);
+  return result;
+}
+
 export const Mutation: MutationResolvers = {
   createPost: (_, { input }, ctx) => ctx.deps.commands.posts.create(requireViewer(ctx).id, input),
 
@@ -50,6 +69,16 @@ export const Mutation: MutationResolvers = {
   },
 
   setBookmark: (_, { input }, ctx) => setOnPost(ctx, input, BOOKMARK),
+
+  setEntityRelation: async (_, { input }, ctx) => {
+    const kind = input.kind ?? 'LIKE';
+    return { ...(await setOnEntity(ctx, input, POST_RELATIONS[kind])), kind };
+  },
+
+  setEntityReaction: async (_, { input }, ctx) => ({
+    ...(await setOnEntity(ctx, input, reactionNamed(input.content))),
+    content: input.content,
+  }),
 
   setFollowRelation: async (_, { input }, ctx) => {
     const viewer = requireViewer(ctx);

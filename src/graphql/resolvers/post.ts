@@ -1,6 +1,6 @@
-import { countOf } from '../../counters/postCounters.js';
-import { POST } from '../../domain/entities.js';
-import { KINDS } from '../../domain/kinds.js';
+import { type PostCounts as Counts, countOf } from '../../counters/postCounters.js';
+import { type EntityRef, POST } from '../../domain/entities.js';
+import { KINDS, TYPES } from '../../domain/kinds.js';
 import { BOOKMARK, FAV, LIKE, POST_RELATIONS, type Relation } from '../../domain/relations.js';
 import { notFound } from '../../errors.js';
 import type { GraphQLContext } from '../context.js';
@@ -46,22 +46,34 @@ export const Post: PostResolvers = {
     }),
   // A pushed post carries its counts, resolved once for every socket that watches it.
   counts: (post, _, { loaders }) => post.liveCounts ?? loaders.counts.load(post.id),
-  myState: (post, _, { viewer, loaders }, info) => (viewer ? loaders.viewerState.load({ postId: post.id, kinds: kindsShown(info) }) : null),
+  myState: (post, _, { viewer, loaders }, info) =>
+    viewer ? loaders.viewerState.load({ entity: { type: POST, id: post.id }, kinds: kindsShown(info) }) : null,
 
   likers: (post, { kind, first, after }, ctx) => settersOf(post, POST_RELATIONS[kind ?? 'LIKE'], 'likers', first, after, ctx),
   reactors: (post, { content, first, after }, ctx) => settersOf(post, reactionNamed(content), 'reactors', first, after, ctx),
 
-  // Both loads are made in this tick, so they join the page's batches (one round trip).
-  reactionGroups: async (post, _, { viewer, loaders }) => {
-    const [counts, held] = await Promise.all([
-      post.liveCounts ?? loaders.counts.load(post.id),
-      viewer ? loaders.viewerState.load({ postId: post.id, kinds: KINDS.reactions }) : NOTHING_HELD,
-    ]);
-    return KINDS.reactions
-      .map((kind) => ({ kind, count: countOf(counts, kind), viewerHasReacted: held.has(kind.name) }))
-      .filter((group) => group.count > 0 || group.viewerHasReacted);
-  },
+  reactionGroups: (post, _, ctx) => reactionGroupsOf({ type: POST, id: post.id }, post.liveCounts ?? ctx.loaders.counts.load(post.id), ctx),
 };
+
+const reactionsTaken = new Map<string, readonly Relation[]>();
+
+/**
+ * An entity's reaction groups, in registry order: every reaction its type takes whose count is
+ * above zero or that the viewer holds. Both loads are made in this tick, so they join the
+ * page's batches (one round trip).
+ */
+export async function reactionGroupsOf(entity: EntityRef, counts: Counts | Promise<Counts>, { viewer, loaders }: GraphQLContext) {
+  let reactions = reactionsTaken.get(entity.type);
+  if (!reactions) {
+    reactions = TYPES.kindsOf(entity.type).filter((kind) => kind.reaction);
+    reactionsTaken.set(entity.type, reactions);
+  }
+  if (reactions.length === 0) return [];
+  const [loaded, held] = await Promise.all([counts, viewer ? loaders.viewerState.load({ entity, kinds: reactions }) : NOTHING_HELD]);
+  return reactions
+    .map((kind) => ({ kind, count: countOf(loaded, kind), viewerHasReacted: held.has(kind.name) }))
+    .filter((group) => group.count > 0 || group.viewerHasReacted);
+}
 
 export const ReactionGroup: ReactionGroupResolvers = {
   content: (group) => group.kind.reaction!.content,
@@ -85,7 +97,7 @@ const KINDS_OF_FIELD: Record<string, readonly Relation[]> = {
 const kindsOfSelection = new WeakMap<ReadonlySet<string>, readonly Relation[]>();
 
 /** The kinds a `myState` selection shows, in registry order. */
-function kindsShown(info: Parameters<typeof subfieldsOf>[0]): readonly Relation[] {
+export function kindsShown(info: Parameters<typeof subfieldsOf>[0]): readonly Relation[] {
   const fields = subfieldsOf(info);
   let kinds = kindsOfSelection.get(fields);
   if (!kinds) {

@@ -1,5 +1,6 @@
-import { KINDS } from '../../domain/kinds.js';
-import { parseId, parseIds, parsePageSize } from '../args.js';
+import { KINDS, TYPES } from '../../domain/kinds.js';
+import { badInput } from '../../errors.js';
+import { MAX_IDS_PER_REQUEST, parseId, parseIds, parsePageSize } from '../args.js';
 import { toPage } from '../connection.js';
 import type { QueryResolvers } from '../generated.js';
 import { decodePosition, encodePosition } from '../positionCursor.js';
@@ -29,4 +30,19 @@ export const Query: QueryResolvers = {
   viewer: (_, __, { viewer, loaders }) => (viewer ? loaders.user.load(viewer.id) : null),
 
   reactionKinds: () => KINDS.reactions.map((kind) => kind.reaction!),
+
+  entities: async (_, { type, ids }, { loaders }) => {
+    if (!TYPES.owned.some((owned) => owned.name === type)) {
+      throw badInput(`"${type}" is not a type this deployment's services own`, { argumentName: 'type' });
+    }
+    if (ids.length === 0 || ids.length > MAX_IDS_PER_REQUEST) {
+      throw badInput(`ids takes 1 to ${MAX_IDS_PER_REQUEST} ids, got ${ids.length}`, { argumentName: 'ids' });
+    }
+    return loaders.ownedEntity.loadMany(ids.map((key) => ({ type, key }))).then((found) =>
+      found.map((entity) => {
+        if (entity instanceof Error) throw entity;
+        return entity;
+      }),
+    );
+  },
 };

@@ -1,0 +1,50 @@
+// The object types of the entities a product's own service owns (ENTITY_TYPES), built from the
+// registry: one per type, implementing OwnedEntity, with the fields Post has for counts,
+// viewer state and reactions, answered through the same loaders (one round trip per page).
+import type { OwnedEntity } from '../../db/entities.js';
+import { TYPES } from '../../domain/kinds.js';
+import type { GraphQLContext } from '../context.js';
+import { kindsShown, reactionGroupsOf } from './post.js';
+
+/** The SDL of every owner type (appended to schema.graphql). */
+export function ownerTypeDefs(): string {
+  return TYPES.owned
+    .map(
+      (type) => `
+"A ${type.name} the product's own service owns (ENTITY_TYPES): Tally's fields."
+type ${type.typename} implements OwnedEntity {
+  "The owner's id of it."
+  id: ID!
+  "Its counts (a kind a ${type.name} does not take reads 0)."
+  counts: PostCounts!
+  "The viewer's own relations to it; null without a token."
+  myState: PostViewerState
+  "Its reactions, as Post.reactionGroups."
+  reactionGroups: [ReactionGroup!]!
+}
+`,
+    )
+    .join('');
+}
+
+const refOf = (entity: OwnedEntity) => ({ type: entity.type, id: entity.id });
+
+const ownerTypeResolvers = {
+  id: (entity: OwnedEntity) => entity.key,
+  counts: (entity: OwnedEntity, _: unknown, { loaders }: GraphQLContext) => loaders.entityCounts.load(refOf(entity)),
+  myState: (entity: OwnedEntity, _: unknown, { viewer, loaders }: GraphQLContext, info: Parameters<typeof kindsShown>[0]) => {
+    if (!viewer) return null;
+    const taken = TYPES.kindsOf(entity.type);
+    return loaders.viewerState.load({ entity: refOf(entity), kinds: kindsShown(info).filter((kind) => taken.includes(kind)) });
+  },
+  reactionGroups: (entity: OwnedEntity, _: unknown, ctx: GraphQLContext) =>
+    reactionGroupsOf(refOf(entity), ctx.loaders.entityCounts.load(refOf(entity)), ctx),
+};
+
+/** The resolvers of OwnedEntity and of every owner type. */
+export function ownerTypeResolverMap(): Record<string, object> {
+  return {
+    OwnedEntity: { __resolveType: (entity: OwnedEntity) => TYPES.get(entity.type).typename },
+    ...Object.fromEntries(TYPES.owned.map((type) => [type.typename, ownerTypeResolvers])),
+  };
+}
