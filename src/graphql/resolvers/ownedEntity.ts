@@ -3,8 +3,11 @@
 // viewer state and reactions, answered through the same loaders (one round trip per page).
 import type { OwnedEntity } from '../../db/entities.js';
 import { TYPES } from '../../domain/kinds.js';
+import { POST_RELATIONS, type PostRelationKind, type Relation } from '../../domain/relations.js';
+import { badInput } from '../../errors.js';
 import type { GraphQLContext } from '../context.js';
-import { kindsShown, reactionGroupsOf } from './post.js';
+import { kindsShown, reactionGroupsOf, settersOf } from './post.js';
+import { reactionNamed } from './reactions.js';
 
 /** The SDL of every owner type (appended to schema.graphql). */
 export function ownerTypeDefs(): string {
@@ -21,6 +24,24 @@ type ${type.typename} implements OwnedEntity {
   myState: PostViewerState
   "Its reactions, as Post.reactionGroups."
   reactionGroups: [ReactionGroup!]!
+  "Who liked (or favourited) it, as Post.likers."
+  likers(
+    "Likers (the default) or favouriters (BAD_USER_INPUT for a kind a ${type.name} does not take)."
+    kind: RelationKind = LIKE
+    "Page size, 1..100 (else BAD_USER_INPUT)."
+    first: Int = 20
+    "Continue after this cursor of the same list; null starts at the newest."
+    after: String
+  ): UserConnection!
+  "Who reacted with \`content\`, as Post.reactors."
+  reactors(
+    "One of \`reactionKinds\`' contents that a ${type.name} takes (else BAD_USER_INPUT)."
+    content: String!
+    "Page size, 1..100 (else BAD_USER_INPUT)."
+    first: Int = 20
+    "Continue after this cursor of the same list; null starts at the newest."
+    after: String
+  ): UserConnection!
 }
 `,
     )
@@ -39,7 +60,22 @@ const ownerTypeResolvers = {
   },
   reactionGroups: (entity: OwnedEntity, _: unknown, ctx: GraphQLContext) =>
     reactionGroupsOf(refOf(entity), ctx.loaders.entityCounts.load(refOf(entity)), ctx),
+  likers: (entity: OwnedEntity, args: ListArgs & { kind?: PostRelationKind | null }, ctx: GraphQLContext) =>
+    settersOf(refOf(entity), taken(entity, POST_RELATIONS[args.kind ?? 'LIKE']), 'likers', args.first, args.after, ctx),
+  reactors: (entity: OwnedEntity, args: ListArgs & { content: string }, ctx: GraphQLContext) =>
+    settersOf(refOf(entity), taken(entity, reactionNamed(args.content)), 'reactors', args.first, args.after, ctx),
 };
+
+interface ListArgs {
+  first?: number | null;
+  after?: string | null;
+}
+
+/** `relation` if the entity's type takes it, else BAD_USER_INPUT. */
+function taken(entity: OwnedEntity, relation: Relation): Relation {
+  if (!TYPES.kindsOf(entity.type).includes(relation)) throw badInput(`a ${entity.type} takes no ${relation.name}`);
+  return relation;
+}
 
 /** The resolvers of OwnedEntity and of every owner type. */
 export function ownerTypeResolverMap(): Record<string, object> {

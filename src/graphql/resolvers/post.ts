@@ -11,20 +11,23 @@ import { subfieldsOf } from '../selection.js';
 import { listPage } from './lists.js';
 import { reactionNamed } from './reactions.js';
 
-/** Who set `relation` on the post, with likers' privacy: a private user shows only to themselves. */
-function settersOf(
-  post: PostModel,
+/** Who set `relation` on the entity, with likers' privacy: a private user shows only to themselves. */
+export function settersOf(
+  entity: EntityRef,
   relation: Relation,
   list: string,
   first: number | null | undefined,
   after: string | null | undefined,
   ctx: GraphQLContext,
 ) {
+  // A post's cursors stay as they were; another type's name its type.
+  const of = entity.type === POST ? `${entity.id}` : `${entity.type}:${entity.id}`;
   return listPage(ctx, {
-    list: `${list}:${relation.name}:${post.id}`,
+    list: `${list}:${relation.name}:${of}`,
     first,
     after,
-    scan: (limit, from) => ctx.deps.lists.usersOf(POST, post.id, relation.name, limit, from, { privateExceptFor: ctx.viewer?.id ?? null }),
+    scan: (limit, from) =>
+      ctx.deps.lists.usersOf(entity.type, entity.id, relation.name, limit, from, { privateExceptFor: ctx.viewer?.id ?? null }),
     load: (ids) => ctx.loaders.user.loadMany(ids),
     // Checked again on the loaded user: one who turned private since the scan stays hidden.
     keep: (user) => ctx.deps.visibility.likesVisibleTo(user, ctx.viewer?.id ?? null),
@@ -49,8 +52,10 @@ export const Post: PostResolvers = {
   myState: (post, _, { viewer, loaders }, info) =>
     viewer ? loaders.viewerState.load({ entity: { type: POST, id: post.id }, kinds: kindsShown(info) }) : null,
 
-  likers: (post, { kind, first, after }, ctx) => settersOf(post, POST_RELATIONS[kind ?? 'LIKE'], 'likers', first, after, ctx),
-  reactors: (post, { content, first, after }, ctx) => settersOf(post, reactionNamed(content), 'reactors', first, after, ctx),
+  likers: (post, { kind, first, after }, ctx) =>
+    settersOf({ type: POST, id: post.id }, POST_RELATIONS[kind ?? 'LIKE'], 'likers', first, after, ctx),
+  reactors: (post, { content, first, after }, ctx) =>
+    settersOf({ type: POST, id: post.id }, reactionNamed(content), 'reactors', first, after, ctx),
 
   reactionGroups: (post, _, ctx) => reactionGroupsOf({ type: POST, id: post.id }, post.liveCounts ?? ctx.loaders.counts.load(post.id), ctx),
 };
