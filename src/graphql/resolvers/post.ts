@@ -6,7 +6,6 @@ import { notFound } from '../../errors.js';
 import type { GraphQLContext } from '../context.js';
 import type { PostCountsResolvers, PostResolvers, PostViewerStateResolvers, ReactionGroupResolvers } from '../generated.js';
 import { NOTHING_HELD } from '../loaders.js';
-import type { PostModel } from '../models.js';
 import { subfieldsOf } from '../selection.js';
 import { listPage } from './lists.js';
 import { reactionNamed } from './reactions.js';
