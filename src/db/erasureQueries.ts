@@ -2,7 +2,7 @@
 // heavy user is many small transactions that never hold locks for long.
 import { ZERO_USER_COUNTERS } from '../domain/counters.js';
 import { POST, USER } from '../domain/entities.js';
-import { FOLLOW } from '../domain/relations.js';
+import { FOLLOW, NO_OWNER } from '../domain/relations.js';
 import type { Db } from './client.js';
 import { Prisma } from './generated/client.js';
 import { addUserCounts, type UserCountRow } from './userCounters.js';
@@ -12,7 +12,10 @@ export interface OwnFact {
   entityType: string;
   entityId: number;
   kind: string;
+  /** The entity's owner (NO_OWNER: an unowned type's entity). */
   ownerId: number;
+  /** A post whose row is gone: its facts move no one's counters and are only deleted. */
+  gone: boolean;
 }
 
 /** Keyset position in (entity_type, entity_id, kind) order. */
@@ -47,11 +50,13 @@ export function createErasureQueries(db: Db) {
     /** The user's own active facts after `after`, with each one's owner. */
     async ownFacts(userId: number, after: OwnFactCursor | null, limit: number): Promise<OwnFact[]> {
       const [type, id, kind] = after ?? START;
-      const rows = await db.$queryRaw<{ entity_type: string; entity_id: bigint; kind: string; owner_id: bigint | null }[]>`
+      const rows = await db.$queryRaw<{ entity_type: string; entity_id: bigint; kind: string; owner_id: bigint | null; gone: boolean }[]>`
         SELECT f.entity_type, f.entity_id, f.kind,
-               CASE WHEN f.entity_type = ${USER} THEN f.entity_id ELSE p.author_id END AS owner_id
+               CASE WHEN f.entity_type = ${USER} THEN f.entity_id WHEN f.entity_type = ${POST} THEN p.author_id ELSE e.owner_id END AS owner_id,
+               (f.entity_type = ${POST} AND p.id IS NULL) AS gone
         FROM relation_facts f
         LEFT JOIN posts p ON f.entity_type = ${POST} AND p.id = f.entity_id
+        LEFT JOIN entities e ON f.entity_type NOT IN (${POST}, ${USER}) AND e.id = f.entity_id
         WHERE ${afterInPrimaryKey(userId, type, id, kind)} AND f.active
         ORDER BY f.user_id, f.entity_type, f.entity_id, f.kind
         LIMIT ${limit}`;
@@ -59,7 +64,8 @@ export function createErasureQueries(db: Db) {
         entityType: r.entity_type,
         entityId: Number(r.entity_id),
         kind: r.kind,
-        ownerId: Number(r.owner_id ?? 0),
+        ownerId: Number(r.owner_id ?? NO_OWNER),
+        gone: r.gone,
       }));
     },
 

@@ -102,7 +102,7 @@ export function createEraser(deps: EraserDeps) {
     for (const fact of facts) {
       const relation = KINDS.named(fact.kind);
       // A fact on a post whose row is gone moves no one's counters; its row goes with the rest.
-      if (!relation || !TYPES.has(fact.entityType) || fact.ownerId === 0) continue;
+      if (!relation || !TYPES.has(fact.entityType) || fact.gone) continue;
       const entity = { type: fact.entityType as EntityType, id: fact.entityId };
       changes.push({ userId, entity, relation, authorId: fact.ownerId, active: false });
     }

@@ -226,12 +226,14 @@ describe('registering entities', () => {
     const [pub, priv] = [await t.token(95), await t.token(96)];
     await t.gql('mutation { updateProfile(input: { likesPublic: true }) { id } }', {}, { token: pub });
     for (const token of [pub, priv]) {
-      await t.gql(
+      const set = await t.gql(
         `mutation { a: setEntityRelation(input: { type: "comment", id: "l-1", active: true }) { changed }
           b: setEntityReaction(input: { type: "comment", id: "l-1", content: "EYES", active: true }) { changed } }`,
         {},
         { token },
       );
+      expect(set.errors).toBeUndefined();
+      expect(set.data).toEqual({ a: { changed: true }, b: { changed: true } });
     }
     const LISTS = `query { entities(type: "comment", ids: ["l-1"]) { ... on Comment {
       likers { edges { node { id } } } reactors(content: "EYES") { edges { node { id } } }
@@ -240,10 +242,8 @@ describe('registering entities', () => {
     // The lists follow the facts within the persister's lag.
     const seen = await waitFor(
       () => t.gql(LISTS, {}, { token: priv }),
-      (res) => res.data?.entities?.[0]?.reactors.edges.length === 2,
-      {
-        what: 'both reactors listed',
-      },
+      (res) => res.data?.entities?.[0]?.reactors.edges.length === 2 && res.data.entities[0].likers.edges.length === 2,
+      { what: 'both likers and both reactors listed' },
     );
     expect(ids(seen, 'likers').sort()).toEqual(['95', '96']);
     const byOthers = await t.gql(LISTS, {}, { token: pub });
@@ -254,4 +254,35 @@ describe('registering entities', () => {
     );
     expect(errorCodes(video)).toEqual(['BAD_USER_INPUT']);
   });
+  it("erases a user's relations on owner entities through the write path: every count exact", async () => {
+    await register([comment('e-1', '1', '97'), { type: 'video', id: 'e-v', version: '1' }]);
+    const [leaving, staying] = [await t.token(98), await t.token(99)];
+    for (const token of [leaving, staying]) {
+      const set = await t.gql(
+        `mutation { a: setEntityRelation(input: { type: "comment", id: "e-1", active: true }) { changed }
+          b: setEntityReaction(input: { type: "video", id: "e-v", content: "ROCKET", active: true }) { changed } }`,
+        {},
+        { token },
+      );
+      expect(set.errors).toBeUndefined();
+    }
+    const erased = await t.gql('mutation { eraseAccount(input: { confirm: "98" }) { state } }', {}, { token: leaving });
+    expect(erased.data.eraseAccount).toEqual({ state: 'ERASING' });
+    await waitFor(
+      () => t.app.deps.commands.accounts.status(98),
+      (row) => row?.state === 'DONE',
+      { what: 'the erasure', timeoutMs: 60_000 },
+    );
+    const since = Date.now();
+    const READ = `query { c: entities(type: "comment", ids: ["e-1"]) { counts { likes asOf } } v: entities(type: "video", ids: ["e-v"]) { reactionGroups { content count } } }`;
+    const after = await waitFor(
+      () => t.gql(READ),
+      (res) => Date.parse(res.data?.c?.[0]?.counts.asOf ?? '0') > since,
+      { what: 'counts after the erasure' },
+    );
+    expect(after.data.c[0].counts.likes).toBe(1);
+    expect(after.data.v[0].reactionGroups).toEqual([{ content: 'ROCKET', count: 1 }]);
+    const received = () => t.app.deps.userCounters.load([97]).then(([c]) => c?.likesReceived ?? 0);
+    await waitFor(received, (n) => n === 1, { what: "the owner's likesReceived back to the one left" });
+  }, 90_000);
 });
