@@ -99,6 +99,7 @@ export function createWorkers(parts: Parts, metrics: Metrics) {
     redis,
     keys,
     batchSize: config.erasure.batchSize,
+    batchLockMs: config.jobLockMs,
     heardWithinMs: Math.min(config.erasure.refreshMs, heardEverywhereWithinMs(config.announcementHeartbeatMs)),
     logger,
   });

@@ -161,6 +161,8 @@ export function createKeys(prefix: string, partitions: number) {
     persistedQueryBytes: () => `${prefix}apq:{apq}:bytes`,
     /** Deployment facts that must not change under running data (e.g. the partition count). */
     meta: () => `${prefix}meta:${SCHEMA}`,
+    /** Held while one batch of a user's erasure runs: BullMQ may run a stalled job twice at once. */
+    erasureBatchLock: (userId: number) => `${prefix}erasing:${userId}`,
     /** Held while one process restores the entity's facts from PostgreSQL. */
     restoreLock: (entity: EntityRef) => `${prefix}restoring:${p(partitionOf(entity))}:${name(entity)}`,
     /** Held by the one process that runs a recovery (the automatic one or `npm run recover`). */

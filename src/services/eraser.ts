@@ -15,6 +15,8 @@
 //   redis           delete their cached counters and idempotency records in Redis;
 //   done.
 // Each batch saves where it got to; the erasure list keeps the user id after all of it.
+
+import { randomUUID } from 'node:crypto';
 import type { UserCounters } from '../counters/userCounters.js';
 import type { ErasureQueries, OwnFactCursor } from '../db/erasureQueries.js';
 import type { ErasureProgress, ErasureStore } from '../db/erasures.js';
@@ -23,8 +25,9 @@ import { KINDS, TYPES } from '../domain/kinds.js';
 import { FOLLOW } from '../domain/relations.js';
 import { createPersistedMarks } from '../events/caughtUp.js';
 import type { Logger } from '../log.js';
-import { isCluster, type RedisClient } from '../redis/client.js';
+import { isCluster } from '../redis/client.js';
 import type { Keys } from '../redis/keys.js';
+import { createScripts, type ScriptedRedis } from '../redis/scripts.js';
 import type { RelationStore, SetFactInput } from '../relations/relationStore.js';
 
 export const ERASURE_PHASES = ['posts', 'settle', 'facts', 'followers', 'settle-changes', 'rows', 'redis', 'done'] as const;
@@ -35,16 +38,19 @@ export interface EraserDeps {
   queries: ErasureQueries;
   relations: RelationStore;
   userCounters: UserCounters;
-  redis: RedisClient;
+  redis: ScriptedRedis;
   keys: Keys;
   batchSize: number;
+  /** How long a batch holds the user's erasure lock at most (a worker that died holding it blocks no longer). */
+  batchLockMs: number;
   /** How long after an erasure began every API process refuses the user (src/services/announcements.ts). */
   heardWithinMs: number;
   logger: Logger;
 }
 
 export interface BatchOutcome {
-  phase: ErasurePhase;
+  /** The phase the batch ran; null when another run held the user's batch lock. */
+  phase: ErasurePhase | null;
   /** Rows or facts this batch changed. */
   changed: number;
   finished: boolean;
@@ -68,6 +74,7 @@ const IN_FLIGHT_MS = 1000;
 export function createEraser(deps: EraserDeps) {
   const { keys, redis } = deps;
   const persisted = createPersistedMarks(redis, keys);
+  const scripts = createScripts(redis, keys);
 
   async function somethingLeft(userId: number): Promise<boolean> {
     const left = await deps.queries.remaining(userId);
@@ -141,12 +148,8 @@ export function createEraser(deps: EraserDeps) {
     return mine.length;
   }
 
-  return {
-    /**
-     * Runs one batch of the user's erasure and saves where it got to. `pace` is awaited after
-     * each chunk of undos, so the caller can spread a batch's events out (src/jobs/pacer.ts).
-     */
-    async runBatch(userId: number, pace: Pace = async () => {}): Promise<BatchOutcome> {
+  async function runBatchLocked(userId: number, pace: Pace): Promise<BatchOutcome> {
+    {
       const row = await deps.store.get(userId);
       if (!row || row.state === 'DONE') return { phase: 'done', changed: 0, finished: true, waiting: false };
       const progress: ErasureProgress = { ...row.progress, done: { ...row.progress.done } };
@@ -215,6 +218,28 @@ export function createEraser(deps: EraserDeps) {
       }
       await deps.store.saveProgress(userId, progress);
       return { phase, changed, finished: false, waiting };
+    }
+  }
+
+  return {
+    /**
+     * Runs one batch of the user's erasure and saves where it got to. `pace` is awaited after
+     * each chunk of undos, so the caller can spread a batch's events out (src/jobs/pacer.ts).
+     */
+    async runBatch(userId: number, pace: Pace = async () => {}): Promise<BatchOutcome> {
+      // One batch of a user at a time: BullMQ hands a job whose lock it thinks lost (a worker
+      // slowed down past JOB_LOCK_MS) to another run while the first goes on. Both would undo
+      // the same facts, harmlessly, but each would count only its own share as done.
+      const lock = deps.keys.erasureBatchLock(userId);
+      const holder = randomUUID();
+      if ((await deps.redis.set(lock, holder, 'PX', deps.batchLockMs, 'NX')) !== 'OK') {
+        return { phase: null, changed: 0, finished: false, waiting: true };
+      }
+      try {
+        return await runBatchLocked(userId, pace);
+      } finally {
+        await scripts.releaseLease(lock, holder);
+      }
     },
   };
 }
