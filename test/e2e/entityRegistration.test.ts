@@ -26,6 +26,17 @@ const DELETE = `mutation($entities: [EntityDeletion!]!) { deleteEntities(input: 
 const register = (entities: object[], token = service) => t.gql(REGISTER, { entities }, { token });
 const remove = (entities: object[], token = service) => t.gql(DELETE, { entities }, { token });
 const comment = (id: string, version = '1', ownerId: string | null = '7') => ({ type: 'comment', id, ownerId, version });
+/** As `token`'s user, likes one entity and reacts to another in one request; their answers. */
+async function likeAndReact(token: string, like: object, react: object) {
+  const res = await t.gql(
+    `mutation($like: SetEntityRelationInput!, $react: SetEntityReactionInput!) {
+      like: setEntityRelation(input: $like) { changed } react: setEntityReaction(input: $react) { changed } }`,
+    { like: { ...like, active: true }, react: { ...react, active: true } },
+    { token },
+  );
+  expect(res.errors).toBeUndefined();
+  return res.data;
+}
 
 describe('registering entities', () => {
   it('applies each entity once, by version, and deletes for good', async () => {
@@ -226,14 +237,10 @@ describe('registering entities', () => {
     const [pub, priv] = [await t.token(95), await t.token(96)];
     await t.gql('mutation { updateProfile(input: { likesPublic: true }) { id } }', {}, { token: pub });
     for (const token of [pub, priv]) {
-      const set = await t.gql(
-        `mutation { a: setEntityRelation(input: { type: "comment", id: "l-1", active: true }) { changed }
-          b: setEntityReaction(input: { type: "comment", id: "l-1", content: "EYES", active: true }) { changed } }`,
-        {},
-        { token },
-      );
-      expect(set.errors).toBeUndefined();
-      expect(set.data).toEqual({ a: { changed: true }, b: { changed: true } });
+      expect(await likeAndReact(token, { type: 'comment', id: 'l-1' }, { type: 'comment', id: 'l-1', content: 'EYES' })).toEqual({
+        like: { changed: true },
+        react: { changed: true },
+      });
     }
     const LISTS = `query { entities(type: "comment", ids: ["l-1"]) { ... on Comment {
       likers { edges { node { id } } } reactors(content: "EYES") { edges { node { id } } }
@@ -258,13 +265,7 @@ describe('registering entities', () => {
     await register([comment('e-1', '1', '97'), { type: 'video', id: 'e-v', version: '1' }]);
     const [leaving, staying] = [await t.token(98), await t.token(99)];
     for (const token of [leaving, staying]) {
-      const set = await t.gql(
-        `mutation { a: setEntityRelation(input: { type: "comment", id: "e-1", active: true }) { changed }
-          b: setEntityReaction(input: { type: "video", id: "e-v", content: "ROCKET", active: true }) { changed } }`,
-        {},
-        { token },
-      );
-      expect(set.errors).toBeUndefined();
+      await likeAndReact(token, { type: 'comment', id: 'e-1' }, { type: 'video', id: 'e-v', content: 'ROCKET' });
     }
     const erased = await t.gql('mutation { eraseAccount(input: { confirm: "98" }) { state } }', {}, { token: leaving });
     expect(erased.data.eraseAccount).toEqual({ state: 'ERASING' });
