@@ -54,5 +54,3 @@ export function createLiveCache<K extends string | number, V extends object>(opt
     },
   };
 }
-
-export type LiveCache<K extends string | number, V extends object> = ReturnType<typeof createLiveCache<K, V>>;

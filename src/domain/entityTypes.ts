@@ -101,11 +101,15 @@ export function createEntityTypes(kinds: RelationKinds, ownerTypes: readonly Own
     return type;
   };
   const countedOn = (name: string) => get(name).kinds.filter((kind) => kind.slot !== null);
+  const reactionsByType = new Map(all.map((type) => [type.name, type.kinds.filter((kind) => kind.reaction !== null)]));
+  const owned = all.filter((type) => type.source === 'owner');
 
   return {
     all,
     /** The types a product's service owns, in the setting's order. */
-    owned: all.filter((type) => type.source === 'owner'),
+    owned,
+    /** Whether `name` is one of the types a product's service owns. */
+    isOwned: (name: string): boolean => owned.some((type) => type.name === name),
     /** Whether this deployment has a type named `name` (an event's or a row's). */
     has: (name: string): boolean => byName.has(name),
     get,
@@ -113,6 +117,8 @@ export function createEntityTypes(kinds: RelationKinds, ownerTypes: readonly Own
     kindsOf: (name: string): readonly Relation[] => get(name).kinds,
     /** The kinds a packed counter of `type` counts, in slot order. */
     countedOn,
+    /** The reactions set on `type`, in registry order (none for a type without reactions). */
+    reactionsOf: (name: string): readonly Relation[] => reactionsByType.get(name) ?? [],
     /** The kinds counted on `type` and their slots as the Lua scripts take them ("like:1,fav:2"). */
     slotsSpec: (name: string) => slotsSpec(countedOn(name)),
     /** Types whose packed counters are folded from events (follows move user counters only). */

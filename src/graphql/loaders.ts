@@ -109,9 +109,23 @@ export function createLoaders(deps: ApiDeps, viewer: Viewer | null, client: Clie
     post: new DataLoader<number, PostModel | null>(async (ids) => inKeyOrder(ids, deps.visibility.posts(await deps.posts.liveByIds(ids))), {
       cache,
     }),
-    counts: new DataLoader<number, PostCounts>(
-      async (postIds) => orFromPostgres(postIds, await deps.postCounters.load(postIds), (ids) => deps.durableReads.counts(ids)),
-      { cache },
+    /** Counts of posts and of entities of any other counted type, in one MGET per command group. */
+    counts: new DataLoader<EntityRef, PostCounts, string>(
+      async (entities) => {
+        const answers = await deps.postCounters.loadEntities(entities);
+        const types = [...new Set(entities.filter((_, i) => answers[i] === null).map((entity) => entity.type))];
+        // What Redis cannot answer yet (lost, not restored) is asked of PostgreSQL, per type.
+        const durable = new Map<string, PostCounts>();
+        for (const type of types) {
+          const ids = entities.filter((entity, i) => entity.type === type && answers[i] === null).map((entity) => entity.id);
+          const found = await deps.durableReads.counts(ids, type);
+          ids.forEach((id, k) => {
+            durable.set(entityName({ type, id }), found[k]!);
+          });
+        }
+        return entities.map((entity, i) => answers[i] ?? durable.get(entityName(entity))!);
+      },
+      { cache, cacheKeyFn: entityName },
     ),
     userCounts: new DataLoader<number, UserCounts>((userIds) => deps.userCounters.load(userIds), { cache }),
     /** Entities a product owns, by the owner's (type, key): null for one not registered or deleted. */
@@ -132,24 +146,6 @@ export function createLoaders(deps: ApiDeps, viewer: Viewer | null, client: Clie
         return refs.map((ref) => byName.get(`${ref.type}:${ref.key}`) ?? null);
       },
       { cache, cacheKeyFn: (ref) => `${ref.type}:${ref.key}` },
-    ),
-    /** Counts of entities of any counted type (a post's go through `counts`). */
-    entityCounts: new DataLoader<EntityRef, PostCounts, string>(
-      async (entities) => {
-        const answers = await deps.postCounters.loadEntities(entities);
-        const missing = entities.filter((_, i) => answers[i] === null);
-        const types = [...new Set(missing.map((entity) => entity.type))];
-        const durable = new Map<string, PostCounts>();
-        for (const type of types) {
-          const ids = missing.filter((entity) => entity.type === type).map((entity) => entity.id);
-          const counts = await deps.durableReads.counts(ids, type);
-          ids.forEach((id, i) => {
-            durable.set(entityName({ type, id }), counts[i]!);
-          });
-        }
-        return entities.map((entity, i) => answers[i] ?? durable.get(entityName(entity))!);
-      },
-      { cache, cacheKeyFn: entityName },
     ),
     /** Whether the viewer follows each user (false for anonymous viewers). */
     followedByViewer: new DataLoader<number, boolean>(

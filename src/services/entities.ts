@@ -5,6 +5,7 @@ import type { Service } from '../auth/jwt.js';
 import type { PostCounters } from '../counters/postCounters.js';
 import type { EntityChange, EntityStore, Registration } from '../db/entities.js';
 import { TYPES } from '../domain/kinds.js';
+import type { Relation } from '../domain/relations.js';
 import { badInput } from '../errors.js';
 import type { Logger } from '../log.js';
 
@@ -35,16 +36,31 @@ function checkCount(entries: readonly unknown[]) {
   }
 }
 
+/** Why `type` is refused: not one of the types this deployment's services own (null: it is). */
+function notOwned(type: string): string | null {
+  if (TYPES.isOwned(type)) return null;
+  const names = TYPES.owned.map((owned) => owned.name);
+  return `"${type}" is not a type this deployment's services own (${names.length ? names.join(', ') : 'it has none: ENTITY_TYPES'})`;
+}
+
+/** `type` if this deployment's services own it, else BAD_USER_INPUT naming the ones they do. */
+export function ownerType(type: string, argumentName = 'type'): string {
+  const refusal = notOwned(type);
+  if (refusal) throw badInput(refusal, { argumentName });
+  return type;
+}
+
+/** `relation` if entities of `type` take it, else BAD_USER_INPUT. */
+export function kindTakenBy(type: string, relation: Relation): Relation {
+  if (!TYPES.kindsOf(type).includes(relation)) throw badInput(`a ${type} takes no ${relation.name}`);
+  return relation;
+}
+
 /** The entry as the store takes it; BAD_USER_INPUT naming the entry and the field otherwise. */
 function change(entry: EntityEntry, at: number): EntityChange {
   const refuse = (field: string, why: string) => badInput(`entities[${at}].${field}: ${why}`, { argumentName: 'entities' });
-  if (!TYPES.owned.some((type) => type.name === entry.type)) {
-    const names = TYPES.owned.map((type) => type.name);
-    throw refuse(
-      'type',
-      `"${entry.type}" is not a type this deployment's services own (${names.length ? names.join(', ') : 'it has none: ENTITY_TYPES'})`,
-    );
-  }
+  const refusal = notOwned(entry.type);
+  if (refusal) throw refuse('type', refusal);
   if (entry.id.length === 0 || [...entry.id].length > MAX_KEY_CHARS || entry.id.trim() !== entry.id) {
     throw refuse('id', `1 to ${MAX_KEY_CHARS} characters, without surrounding blanks`);
   }

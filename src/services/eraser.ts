@@ -149,76 +149,74 @@ export function createEraser(deps: EraserDeps) {
   }
 
   async function runBatchLocked(userId: number, pace: Pace): Promise<BatchOutcome> {
-    {
-      const row = await deps.store.get(userId);
-      if (!row || row.state === 'DONE') return { phase: 'done', changed: 0, finished: true, waiting: false };
-      const progress: ErasureProgress = { ...row.progress, done: { ...row.progress.done } };
-      const phase = (progress.phase as ErasurePhase | undefined) ?? 'posts';
-      let changed = 0;
-      let waiting = false;
-      let phaseOver = false;
-      switch (phase) {
-        case 'settle':
-        case 'settle-changes': {
-          if (phase === 'settle-changes' && Date.now() < row.requestedAt.getTime() + deps.heardWithinMs + IN_FLIGHT_MS) {
-            waiting = true;
-            break;
-          }
-          progress.settleAt ??= await persisted.now();
-          if (await persisted.passed(progress.settleAt)) {
-            phaseOver = true;
-            progress.settleAt = undefined;
-          } else waiting = true;
+    const row = await deps.store.get(userId);
+    if (!row || row.state === 'DONE') return { phase: 'done', changed: 0, finished: true, waiting: false };
+    const progress: ErasureProgress = { ...row.progress, done: { ...row.progress.done } };
+    const phase = (progress.phase as ErasurePhase | undefined) ?? 'posts';
+    let changed = 0;
+    let waiting = false;
+    let phaseOver = false;
+    switch (phase) {
+      case 'settle':
+      case 'settle-changes': {
+        if (phase === 'settle-changes' && Date.now() < row.requestedAt.getTime() + deps.heardWithinMs + IN_FLIGHT_MS) {
+          waiting = true;
           break;
         }
-        case 'posts': {
-          const { deleted, counters } = await deps.queries.deletePosts(userId, deps.batchSize);
-          await deps.userCounters.cache(counters, { changed: true });
-          changed = deleted;
-          phaseOver = deleted === 0;
-          break;
-        }
-        case 'facts':
-        case 'followers': {
-          const result = phase === 'facts' ? await eraseOwnFacts(userId, progress, pace) : await eraseFollowers(userId, progress, pace);
-          phaseOver = result === -1;
-          changed = Math.max(0, result);
-          break;
-        }
-        case 'rows': {
-          const { deleted, last, after } = await deps.queries.deleteRows(userId, deps.batchSize, cursorOf(progress));
-          changed = deleted;
-          phaseOver = last;
-          progress.after = after ? JSON.stringify(after) : undefined;
-          break;
-        }
-        case 'redis': {
-          const result = await eraseRedisRecords(userId, progress);
-          phaseOver = result === -1;
-          changed = Math.max(0, result);
-          break;
-        }
-        case 'done':
-          break;
+        progress.settleAt ??= await persisted.now();
+        if (await persisted.passed(progress.settleAt)) {
+          phaseOver = true;
+          progress.settleAt = undefined;
+        } else waiting = true;
+        break;
       }
-      if (changed > 0) progress.done![phase] = (progress.done![phase] ?? 0) + changed;
-      if (phaseOver && phase === 'settle-changes' && (await somethingLeft(userId))) {
-        // A change that was in flight when the erasure began landed after the facts were read:
-        // go round again (the facts phase skips what is already inactive).
-        progress.phase = 'facts';
-        progress.after = undefined;
-      } else if (phaseOver || phase === 'done') {
-        progress.phase = next(phase);
-        progress.after = undefined;
-      } else progress.phase = phase;
-      if (progress.phase === 'done') {
-        await deps.store.finish(userId, progress);
-        deps.logger.info({ userId, done: progress.done }, 'account erased');
-        return { phase: 'done', changed, finished: true, waiting: false };
+      case 'posts': {
+        const { deleted, counters } = await deps.queries.deletePosts(userId, deps.batchSize);
+        await deps.userCounters.cache(counters, { changed: true });
+        changed = deleted;
+        phaseOver = deleted === 0;
+        break;
       }
-      await deps.store.saveProgress(userId, progress);
-      return { phase, changed, finished: false, waiting };
+      case 'facts':
+      case 'followers': {
+        const result = phase === 'facts' ? await eraseOwnFacts(userId, progress, pace) : await eraseFollowers(userId, progress, pace);
+        phaseOver = result === -1;
+        changed = Math.max(0, result);
+        break;
+      }
+      case 'rows': {
+        const { deleted, last, after } = await deps.queries.deleteRows(userId, deps.batchSize, cursorOf(progress));
+        changed = deleted;
+        phaseOver = last;
+        progress.after = after ? JSON.stringify(after) : undefined;
+        break;
+      }
+      case 'redis': {
+        const result = await eraseRedisRecords(userId, progress);
+        phaseOver = result === -1;
+        changed = Math.max(0, result);
+        break;
+      }
+      case 'done':
+        break;
     }
+    if (changed > 0) progress.done![phase] = (progress.done![phase] ?? 0) + changed;
+    if (phaseOver && phase === 'settle-changes' && (await somethingLeft(userId))) {
+      // A change that was in flight when the erasure began landed after the facts were read:
+      // go round again (the facts phase skips what is already inactive).
+      progress.phase = 'facts';
+      progress.after = undefined;
+    } else if (phaseOver || phase === 'done') {
+      progress.phase = next(phase);
+      progress.after = undefined;
+    } else progress.phase = phase;
+    if (progress.phase === 'done') {
+      await deps.store.finish(userId, progress);
+      deps.logger.info({ userId, done: progress.done }, 'account erased');
+      return { phase: 'done', changed, finished: true, waiting: false };
+    }
+    await deps.store.saveProgress(userId, progress);
+    return { phase, changed, finished: false, waiting };
   }
 
   return {

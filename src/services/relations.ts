@@ -7,11 +7,11 @@ import type { PostCache } from '../db/postCache.js';
 import type { PostModel } from '../db/posts.js';
 import type { UserModel, UserStore } from '../db/users.js';
 import { POST } from '../domain/entities.js';
-import { TYPES } from '../domain/kinds.js';
 import { NO_OWNER, type Relation } from '../domain/relations.js';
 import { badInput, notFound } from '../errors.js';
 import type { RelationStore } from '../relations/relationStore.js';
 import type { Charge } from './charges.js';
+import { kindTakenBy, ownerType } from './entities.js';
 import type { Visibility } from './visibility.js';
 
 export interface RelationServiceDeps {
@@ -68,8 +68,7 @@ export function createRelationService(deps: RelationServiceDeps) {
       input: RelationChange & { type: string; key: string; relation: Relation },
     ): Promise<{ entity: OwnedEntity; active: boolean; changed: boolean }> {
       const { type, key, relation, active } = input;
-      if (!TYPES.owned.some((owned) => owned.name === type)) throw badInput(`"${type}" is not a type this deployment's services own`);
-      if (!TYPES.kindsOf(type).includes(relation)) throw badInput(`a ${type} takes no ${relation.name}`);
+      kindTakenBy(ownerType(type), relation);
       const entity = await deps.entityCache.get(type, key);
       if (!entity) throw notFound(`${type} ${key} not found`);
       await deps.charge('changes', userId);

@@ -3,8 +3,8 @@
 // viewer state and reactions, answered through the same loaders (one round trip per page).
 import type { OwnedEntity } from '../../db/entities.js';
 import { TYPES } from '../../domain/kinds.js';
-import { POST_RELATIONS, type PostRelationKind, type Relation } from '../../domain/relations.js';
-import { badInput } from '../../errors.js';
+import { POST_RELATIONS, type PostRelationKind } from '../../domain/relations.js';
+import { kindTakenBy } from '../../services/entities.js';
 import type { GraphQLContext } from '../context.js';
 import { kindsShown, reactionGroupsOf, settersOf } from './post.js';
 import { reactionNamed } from './reactions.js';
@@ -52,29 +52,23 @@ const refOf = (entity: OwnedEntity) => ({ type: entity.type, id: entity.id });
 
 const ownerTypeResolvers = {
   id: (entity: OwnedEntity) => entity.key,
-  counts: (entity: OwnedEntity, _: unknown, { loaders }: GraphQLContext) => loaders.entityCounts.load(refOf(entity)),
+  counts: (entity: OwnedEntity, _: unknown, { loaders }: GraphQLContext) => loaders.counts.load(refOf(entity)),
   myState: (entity: OwnedEntity, _: unknown, { viewer, loaders }: GraphQLContext, info: Parameters<typeof kindsShown>[0]) => {
     if (!viewer) return null;
     const taken = TYPES.kindsOf(entity.type);
     return loaders.viewerState.load({ entity: refOf(entity), kinds: kindsShown(info).filter((kind) => taken.includes(kind)) });
   },
   reactionGroups: (entity: OwnedEntity, _: unknown, ctx: GraphQLContext) =>
-    reactionGroupsOf(refOf(entity), ctx.loaders.entityCounts.load(refOf(entity)), ctx),
+    reactionGroupsOf(refOf(entity), ctx.loaders.counts.load(refOf(entity)), ctx),
   likers: (entity: OwnedEntity, args: ListArgs & { kind?: PostRelationKind | null }, ctx: GraphQLContext) =>
-    settersOf(refOf(entity), taken(entity, POST_RELATIONS[args.kind ?? 'LIKE']), 'likers', args.first, args.after, ctx),
+    settersOf(refOf(entity), kindTakenBy(entity.type, POST_RELATIONS[args.kind ?? 'LIKE']), 'likers', args.first, args.after, ctx),
   reactors: (entity: OwnedEntity, args: ListArgs & { content: string }, ctx: GraphQLContext) =>
-    settersOf(refOf(entity), taken(entity, reactionNamed(args.content)), 'reactors', args.first, args.after, ctx),
+    settersOf(refOf(entity), kindTakenBy(entity.type, reactionNamed(args.content)), 'reactors', args.first, args.after, ctx),
 };
 
 interface ListArgs {
   first?: number | null;
   after?: string | null;
-}
-
-/** `relation` if the entity's type takes it, else BAD_USER_INPUT. */
-function taken(entity: OwnedEntity, relation: Relation): Relation {
-  if (!TYPES.kindsOf(entity.type).includes(relation)) throw badInput(`a ${entity.type} takes no ${relation.name}`);
-  return relation;
 }
 
 /** The resolvers of OwnedEntity and of every owner type. */

@@ -47,7 +47,7 @@ export const Post: PostResolvers = {
       throw new Error(`author ${post.authorId} of post ${post.id} is missing`);
     }),
   // A pushed post carries its counts, resolved once for every socket that watches it.
-  counts: (post, _, { loaders }) => post.liveCounts ?? loaders.counts.load(post.id),
+  counts: (post, _, { loaders }) => post.liveCounts ?? loaders.counts.load({ type: POST, id: post.id }),
   myState: (post, _, { viewer, loaders }, info) =>
     viewer ? loaders.viewerState.load({ entity: { type: POST, id: post.id }, kinds: kindsShown(info) }) : null,
 
@@ -56,10 +56,9 @@ export const Post: PostResolvers = {
   reactors: (post, { content, first, after }, ctx) =>
     settersOf({ type: POST, id: post.id }, reactionNamed(content), 'reactors', first, after, ctx),
 
-  reactionGroups: (post, _, ctx) => reactionGroupsOf({ type: POST, id: post.id }, post.liveCounts ?? ctx.loaders.counts.load(post.id), ctx),
+  reactionGroups: (post, _, ctx) =>
+    reactionGroupsOf({ type: POST, id: post.id }, post.liveCounts ?? ctx.loaders.counts.load({ type: POST, id: post.id }), ctx),
 };
-
-const reactionsTaken = new Map<string, readonly Relation[]>();
 
 /**
  * An entity's reaction groups, in registry order: every reaction its type takes whose count is
@@ -67,11 +66,7 @@ const reactionsTaken = new Map<string, readonly Relation[]>();
  * page's batches (one round trip).
  */
 export async function reactionGroupsOf(entity: EntityRef, counts: Counts | Promise<Counts>, { viewer, loaders }: GraphQLContext) {
-  let reactions = reactionsTaken.get(entity.type);
-  if (!reactions) {
-    reactions = TYPES.kindsOf(entity.type).filter((kind) => kind.reaction);
-    reactionsTaken.set(entity.type, reactions);
-  }
+  const reactions = TYPES.reactionsOf(entity.type);
   if (reactions.length === 0) return [];
   const [loaded, held] = await Promise.all([counts, viewer ? loaders.viewerState.load({ entity, kinds: reactions }) : NOTHING_HELD]);
   return reactions

@@ -1,5 +1,6 @@
-import { KINDS, TYPES } from '../../domain/kinds.js';
+import { KINDS } from '../../domain/kinds.js';
 import { badInput } from '../../errors.js';
+import { ownerType } from '../../services/entities.js';
 import { MAX_IDS_PER_REQUEST, parseId, parseIds, parsePageSize } from '../args.js';
 import { toPage } from '../connection.js';
 import type { QueryResolvers } from '../generated.js';
@@ -32,9 +33,7 @@ export const Query: QueryResolvers = {
   reactionKinds: () => KINDS.reactions.map((kind) => kind.reaction!),
 
   entities: async (_, { type, ids }, { loaders }) => {
-    if (!TYPES.owned.some((owned) => owned.name === type)) {
-      throw badInput(`"${type}" is not a type this deployment's services own`, { argumentName: 'type' });
-    }
+    ownerType(type);
     if (ids.length === 0 || ids.length > MAX_IDS_PER_REQUEST) {
       throw badInput(`ids takes 1 to ${MAX_IDS_PER_REQUEST} ids, got ${ids.length}`, { argumentName: 'ids' });
     }
