@@ -54,7 +54,7 @@ export function createApp(config: Config, options: AppOptions = {}) {
   // Workers also notice a Redis that lost its data and recover it; the API restores what it touches.
   const workers = runsWorkers ? createWorkers(openParts(config, { name: 'tally-worker', logger }), metrics) : null;
 
-  const schema = createSchema();
+  const schema = createSchema({ mode: config.schemaMode, production: config.nodeEnv === 'production' });
   const limits = createDocumentLimits(schema, config.limits);
   const documentCaches = createDocumentCaches(schema, config);
   const apollo = createApollo(

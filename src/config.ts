@@ -201,10 +201,15 @@ export interface Config {
   };
   /** Who executes operations: graphql-jit (compiled once per document) or graphql-js. */
   executor: 'jit' | 'graphql-js';
+  /** The schema served: Tally's own graph, or Tally's fields as a Federation 2 subgraph of a product's graph. */
+  schemaMode: SchemaMode;
   /** Where consumers read events: the Redis outbox streams, or Kafka (fed by the relay). */
   eventLog: EventLogKind;
   kafka: KafkaConfig;
 }
+
+/** GRAPHQL_SCHEMA: Tally's own graph, or its fields as a Federation 2 subgraph of a product's graph. */
+export type SchemaMode = 'standalone' | 'subgraph';
 
 export class ConfigError extends Error {
   constructor(readonly problems: string[]) {
@@ -478,6 +483,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       maxBytes: integer('PERSISTED_QUERY_MAX_BYTES', 16 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
     },
     executor: oneOf('GRAPHQL_EXECUTOR', ['jit', 'graphql-js'] as const, 'jit'),
+    schemaMode: oneOf<SchemaMode>('GRAPHQL_SCHEMA', ['standalone', 'subgraph'], 'standalone'),
     eventLog: oneOf<EventLogKind>('EVENT_LOG', ['redis', 'kafka'], 'redis'),
     kafka: {
       brokers: (env.KAFKA_BROKERS ?? '')

@@ -23,6 +23,8 @@ export interface EntityTypeDef {
 /** An owner type as the ENTITY_TYPES setting describes it. */
 export interface OwnerTypeSpec {
   name: string;
+  /** Its GraphQL type name when it is not the name in PascalCase (the owner's subgraph calls it so). */
+  typename?: string;
   /** Kind groups: like, fav, bookmark, reactions (every reaction). */
   kinds: readonly KindGroup[];
   owned: boolean;
@@ -35,6 +37,8 @@ export type KindGroup = string;
 /** snake_case: a-z and 0-9 in parts joined by single underscores. */
 const TYPE_NAME = /^[a-z][a-z0-9]*(?:_[a-z0-9]+)*$/;
 const TYPE_NAME_MAX = 32;
+/** A GraphQL type name a product may choose: PascalCase letters and digits, at most 64. */
+const TYPENAME = /^[A-Z][A-Za-z0-9]{0,63}$/;
 
 export const typenameOf = (name: string) =>
   name
@@ -54,20 +58,29 @@ export function parseEntityTypes(setting: string): OwnerTypeSpec[] {
     .map((entry) => entry.trim())
     .filter((entry) => entry !== '')
     .map((entry): OwnerTypeSpec => {
-      const [name = '', kindList = '', ownership = '', ...rest] = entry.split(':').map((part) => part.trim());
-      if (!TYPE_NAME.test(name) || name.length > TYPE_NAME_MAX || rest.length > 0) {
+      const [naming = '', kindList = '', ownership = '', ...rest] = entry.split(':').map((part) => part.trim());
+      const [name = '', typename, ...moreNames] = naming.split('=').map((part) => part.trim());
+      if (!TYPE_NAME.test(name) || name.length > TYPE_NAME_MAX || rest.length > 0 || moreNames.length > 0) {
         throw new Error(
-          `"${entry}" is not name[:kinds][:unowned] (a name is snake_case: a-z, 0-9 and single underscores, at most 32, starting with a letter)`,
+          `"${entry}" is not name[=Typename][:kinds][:unowned] (a name is snake_case: a-z, 0-9 and single underscores, at most 32, starting with a letter)`,
         );
+      }
+      if (typename !== undefined && !TYPENAME.test(typename)) {
+        throw new Error(`${name}: "${typename}" is not a type name (PascalCase letters and digits, at most 64)`);
       }
       if (name === POST || name === USER) throw new Error(`"${name}" is Tally's own type`);
       const kinds = kindList === '' ? [...KIND_GROUPS] : kindList.split(',').map((k) => k.trim());
       const unknown = kinds.filter((k) => !KIND_GROUPS.includes(k));
       if (unknown.length > 0) throw new Error(`${name}: unknown kinds ${unknown.join(', ')} (they are ${KIND_GROUPS.join(', ')})`);
       if (ownership !== '' && ownership !== 'unowned') throw new Error(`${name}: "${ownership}" is not "unowned"`);
-      return { name, kinds: KIND_GROUPS.filter((k) => kinds.includes(k)), owned: ownership !== 'unowned' };
+      return {
+        name,
+        ...(typename === undefined ? {} : { typename }),
+        kinds: KIND_GROUPS.filter((k) => kinds.includes(k)),
+        owned: ownership !== 'unowned',
+      };
     });
-  const typenames = new Set(specs.map((spec) => typenameOf(spec.name)));
+  const typenames = new Set(specs.map((spec) => spec.typename ?? typenameOf(spec.name)));
   if (typenames.size < specs.length) throw new Error('a type is listed twice (or two names give one GraphQL type name)');
   return specs;
 }
@@ -87,7 +100,7 @@ export function createEntityTypes(kinds: RelationKinds, ownerTypes: readonly Own
     ...ownerTypes.map(
       (spec): EntityTypeDef => ({
         name: spec.name,
-        typename: typenameOf(spec.name),
+        typename: spec.typename ?? typenameOf(spec.name),
         source: 'owner',
         owned: spec.owned,
         kinds: contentKinds(spec.kinds),

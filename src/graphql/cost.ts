@@ -1,6 +1,6 @@
 // What an operation costs to run, computed once its variables are known: a list's size is the
 // `first` it will really run with (a literal, a variable or the schema's default) and the
-// number of `ids` asked, so `feed(first: $n)` with n = 100 costs what `feed(first: 100)`
+// number of `ids` (or a gateway's representations) asked, so `feed(first: $n)` with n = 100 costs what `feed(first: 100)`
 // does. graphql-query-complexity walks the operation (fragments, @skip and @include with
 // variables); the estimator keeps the static rule's formula, so MAX_QUERY_COST means what it
 // did: a scalar costs 1, an object 2 plus 1.5 times its selection, times its list size.
@@ -22,6 +22,8 @@ const DEPTH_FACTOR = 1.5;
 function listSize(args: Record<string, unknown>): number {
   if (typeof args.first === 'number') return Math.max(1, args.first);
   if (Array.isArray(args.ids)) return Math.max(1, args.ids.length);
+  // A gateway's `_entities` batch: one entity per representation.
+  if (Array.isArray(args.representations)) return Math.max(1, args.representations.length);
   return 1;
 }
 

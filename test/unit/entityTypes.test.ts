@@ -15,6 +15,11 @@ describe('ENTITY_TYPES', () => {
     expect(typenameOf('blog_post')).toBe('BlogPost');
   });
 
+  it("takes the GraphQL type name the owner's subgraph uses", () => {
+    expect(parseEntityTypes('article=Post:like')).toEqual([{ name: 'article', typename: 'Post', kinds: ['like'], owned: true }]);
+    expect(createEntityTypes(kinds, parseEntityTypes('article=Post')).get('article').typename).toBe('Post');
+  });
+
   it.each([
     ['Comment', /snake_case/],
     ['a__b', /snake_case/],
@@ -26,6 +31,9 @@ describe('ENTITY_TYPES', () => {
     ['comment:like:private', /"private" is not "unowned"/],
     ['comment:like:unowned:x', /is not name/],
     ['comment;comment:like', /listed twice/],
+    ['article=post', /not a type name/],
+    ['article=Post=X', /is not name/],
+    ['article=Comment;comment', /listed twice/],
   ])('refuses %s', (setting, message) => {
     expect(() => parseEntityTypes(setting)).toThrow(message);
   });
