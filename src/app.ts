@@ -95,6 +95,7 @@ export function createApp(config: Config, options: AppOptions = {}) {
           feed: createCountsFeed(subscriber, logger),
           keys,
           postCache: deps.postCache,
+          entityCache: deps.entityCache,
           users: deps.users,
           visibility: deps.visibility,
           stallMs: config.websocket.stallMs,

@@ -24,6 +24,13 @@ export function createEntityCache(store: EntityStore, ttlMs: number) {
   return {
     /** The live entity of `type` the owner calls `key`, or null. */
     get: (type: string, key: string): Promise<OwnedEntity | null> => cache.get(nameOf(type, key)),
+    /** The live entity Tally calls `id`, or null (a live push names entities so). */
+    async byId(id: number): Promise<OwnedEntity | null> {
+      const name = names.get(id);
+      if (name !== undefined) return cache.get(name);
+      const [entity] = await store.liveByIds([id]);
+      return entity ? cache.get(nameOf(entity.type, entity.key)) : null;
+    },
     /** Forget an entity in this process (it was deleted, here or elsewhere), by Tally's id. */
     forget(id: number): void {
       const name = names.get(id);

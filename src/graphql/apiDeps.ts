@@ -5,6 +5,7 @@ import type { Auth } from '../auth/jwt.js';
 import type { PostCounters } from '../counters/postCounters.js';
 import type { UserCounters } from '../counters/userCounters.js';
 import type { EntityStore } from '../db/entities.js';
+import type { EntityCache } from '../db/entityCache.js';
 import type { FeedCache } from '../db/feedCache.js';
 import type { PostCache } from '../db/postCache.js';
 import type { PostStore } from '../db/posts.js';
@@ -26,6 +27,7 @@ export interface ApiDeps {
   /** Entities a product's own service owns (ENTITY_TYPES). */
   entities: EntityStore;
   postCache: PostCache;
+  entityCache: EntityCache;
   feedCache: FeedCache;
   postCounters: PostCounters;
   userCounters: UserCounters;

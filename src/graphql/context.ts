@@ -5,7 +5,7 @@
 import type { Service, Viewer } from '../auth/jwt.js';
 import { accountErased, forbidden, unauthenticated } from '../errors.js';
 import type { Client } from '../limits/rateLimiter.js';
-import type { LivePost, LiveUser } from '../live/liveCounts.js';
+import type { LiveEntity, LivePost, LiveUser } from '../live/liveCounts.js';
 import type { RequestScope } from '../requestScope.js';
 import type { ApiDeps } from './apiDeps.js';
 import { createLoaders, type Loaders } from './loaders.js';
@@ -14,6 +14,8 @@ import { createLoaders, type Loaders } from './loaders.js';
 export interface LiveWatch {
   posts(ids: readonly number[]): Promise<AsyncIterable<LivePost>>;
   users(ids: readonly number[]): Promise<AsyncIterable<LiveUser>>;
+  /** Entities of an owner type, by Tally's ids. */
+  entities(type: string, ids: readonly number[]): Promise<AsyncIterable<LiveEntity>>;
   /** Ids one subscription may watch. */
   maxIds: number;
 }

@@ -704,6 +704,13 @@ export type SetReactionPayload = {
 export type Subscription = {
   __typename?: 'Subscription';
   /**
+   * Pushes a watched entity of a type the product's own service owns each time its counters
+   * change (at most once per flush pass), as postCountsChanged does posts. Ids not registered
+   * when the subscription starts, or deleted, are allowed and never push; a deleted entity
+   * stops pushing.
+   */
+  entityCountsChanged: OwnedEntity;
+  /**
    * Pushes a watched post each time its counters change (at most once per flush pass). Other
    * fields resolve as in queries. Unknown or deleted posts are allowed and simply never push.
    */
@@ -713,6 +720,21 @@ export type Subscription = {
    * Unknown users are allowed and simply never push.
    */
   userCountsChanged: User;
+};
+
+
+/**
+ * Live counts, over WebSocket only (GraphQL over WebSocket, subprotocol `graphql-transport-ws`,
+ * on the same URL as HTTP). Anonymous sockets may watch (counts are public); a token goes in
+ * `connection_init`'s payload as `{ "authorization": "Bearer <jwt>" }` (a bad one closes the
+ * socket with 4403, an expired one closes it when it expires). A push carries absolute values
+ * and `asOf`, never deltas, and comes at most once per flush pass (about 500 ms) per entity,
+ * only when its counters changed; `asOf` never goes backwards. Limits (settings): subscriptions
+ * per connection, ids per subscription, connections per user or address, message size.
+ */
+export type SubscriptionEntityCountsChangedArgs = {
+  ids: Array<Scalars['ID']['input']>;
+  type: Scalars['String']['input'];
 };
 
 
@@ -1156,6 +1178,7 @@ export type SetReactionPayloadResolvers<ContextType = GraphQLContext, ParentType
 };
 
 export type SubscriptionResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['Subscription'] = ResolversParentTypes['Subscription']> = {
+  entityCountsChanged?: SubscriptionResolver<ResolversTypes['OwnedEntity'], "entityCountsChanged", ParentType, ContextType, RequireFields<SubscriptionEntityCountsChangedArgs, 'ids' | 'type'>>;
   postCountsChanged?: SubscriptionResolver<ResolversTypes['Post'], "postCountsChanged", ParentType, ContextType, RequireFields<SubscriptionPostCountsChangedArgs, 'postIds'>>;
   userCountsChanged?: SubscriptionResolver<ResolversTypes['User'], "userCountsChanged", ParentType, ContextType, RequireFields<SubscriptionUserCountsChangedArgs, 'userIds'>>;
 };

@@ -131,6 +131,7 @@ export function createConnectionPolicy(deps: ConnectionPolicyDeps) {
           maxIds: settings.maxIds,
           posts: (ids) => deps.live.watchPosts(ids, { onStall }),
           users: (ids) => deps.live.watchUsers(ids, { onStall }),
+          entities: (type, ids) => deps.live.watchEntities(type, ids, { onStall }),
         },
       };
       ctx.extra.connection = connection;

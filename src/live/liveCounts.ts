@@ -1,4 +1,5 @@
-// Live counts on one API replica: which local subscriptions watch which posts and users,
+// Live counts on one API replica: which local subscriptions watch which posts, users and
+// entities a product owns,
 // and what each flush pass's message becomes for them. A message is resolved once per
 // entity (its counts from the pushed values, its row from the post cache or one users
 // query) and the same object goes to every subscription watching it: a push costs the
@@ -6,11 +7,14 @@
 // through the fan-out (fanOut.ts): a bounded number per event-loop turn.
 import type { PostCounts } from '../counters/postCounters.js';
 import type { UserCounts } from '../counters/userCounters.js';
+import type { OwnedEntity } from '../db/entities.js';
+import type { EntityCache } from '../db/entityCache.js';
 import type { PostCache } from '../db/postCache.js';
 import type { PostModel } from '../db/posts.js';
 import type { UserModel, UserStore } from '../db/users.js';
 import { USER_COUNTERS, type UserCounterValues } from '../domain/counters.js';
 import { entityName, POST } from '../domain/entities.js';
+import { TYPES } from '../domain/kinds.js';
 import type { Logger } from '../log.js';
 import type { Keys } from '../redis/keys.js';
 import type { Visibility } from '../services/visibility.js';
@@ -20,6 +24,8 @@ import { LiveStream } from './liveStream.js';
 
 /** A post as pushed: the row, with the counts the flush pass published. */
 export type LivePost = PostModel & { liveCounts: PostCounts; publishedAt: number };
+/** An entity a product owns as pushed, with the counts the flush pass published. */
+export type LiveEntity = OwnedEntity & { liveCounts: PostCounts; publishedAt: number };
 export type LiveUser = UserModel & { liveCounts: UserCounts; publishedAt: number };
 
 export interface WatchOptions {
@@ -49,6 +55,7 @@ export function createLiveCounts(deps: {
   feed: CountsFeed;
   keys: Keys;
   postCache: PostCache;
+  entityCache: EntityCache;
   users: UserStore;
   /** Pushes show what reads show: nothing deleted or of an erased user. */
   visibility: Visibility;
@@ -197,9 +204,33 @@ export function createLiveCounts(deps: {
     stillVisible: (user) => deps.visibility.user(user) !== null,
   });
 
+  // One watcher per owner type (a partition is of a type and an id); a deleted entity is
+  // forgotten by the cache and no longer resolves.
+  const entityWatchers = new Map(
+    TYPES.owned.map((type) => {
+      const prefix = entityName({ type: type.name, id: 0 }).slice(0, -1);
+      const watch = watching<LiveEntity>({
+        channelOf: (id) => keys.countsChannel(keys.partitionOf({ type: type.name, id })),
+        idOf: (name) => (name.startsWith(prefix) ? Number(name.slice(prefix.length)) : Number.NaN),
+        async resolve(ids, message) {
+          const asOf = new Date(message.asOf);
+          const found = await Promise.all(ids.map((id) => deps.entityCache.byId(id)));
+          return found.flatMap((entity) => {
+            const slots = entity && message.counts[entityName(entity)];
+            return entity && slots ? [{ ...entity, liveCounts: { slots, asOf }, publishedAt: message.at }] : [];
+          });
+        },
+        stillVisible: () => true,
+      });
+      return [type.name, watch] as const;
+    }),
+  );
+
   return {
     watchPosts,
     watchUsers,
+    /** Entities of one owner type, by Tally's ids. */
+    watchEntities: (type: string, ids: readonly number[], options: WatchOptions) => entityWatchers.get(type)!(ids, options),
     /** Subscriptions open on this replica. */
     open: () => allStreams.size,
     /** Ends every subscription (their sockets complete them) and stops listening. */

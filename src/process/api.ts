@@ -61,6 +61,7 @@ export function createApi(parts: Parts, options: ApiOptions = {}) {
     posts: stores.posts,
     entities: stores.entities,
     postCache,
+    entityCache,
     feedCache,
     userCounters: counters.users,
     postCounters: counters.posts,

@@ -4,7 +4,8 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { errorCodes, startTestApp, type TestApp } from '../support/app.js';
 import { type BlogComment, type BlogPost, startBlogSubgraph } from '../support/blogSubgraph.js';
 import { startGateway } from '../support/gateway.js';
-import { waitFor } from '../support/wait.js';
+import { connectLive, type LiveClient, onServer, refusalCodes } from '../support/liveClient.js';
+import { waitFor, waitUntil } from '../support/wait.js';
 
 // The registry is built from the process's settings at import: set them before anything loads it.
 vi.hoisted(() => {
@@ -60,7 +61,9 @@ beforeAll(async () => {
   expect(registered.errors).toBeUndefined();
   expect(registered.data.registerEntities.applied).toBe(posts.length + comments.length);
 });
+const clients: LiveClient[] = [];
 afterAll(async () => {
+  await Promise.all(clients.map((client) => client.dispose()));
   await gatewayJs?.stop();
   await replica?.stop();
   await gateway?.stop();
@@ -179,6 +182,40 @@ describe('Tally behind a gateway', () => {
       user,
     );
     expect(errorCodes(asUser)).toEqual(['FORBIDDEN']);
+  });
+});
+
+describe('live counts beside the gateway', () => {
+  it("pushes an owner type's counts to sockets on Tally directly, on every replica", async () => {
+    const watch = (app: TestApp) => {
+      const client = connectLive(app.url);
+      clients.push(client);
+      return client.subscribe(
+        `subscription { entityCountsChanged(type: "comment", ids: ["p5-c1", "never-registered"]) { __typename id counts { likes } } }`,
+      );
+    };
+    const onJit = await onServer(tally.url, 1, () => watch(tally));
+    const onJs = await onServer(replica.url, 1, () => watch(replica));
+    const liked = await gateway.gql(
+      `mutation { setEntityRelation(input: { type: "comment", id: "p5-c1", active: true }) { changed } }`,
+      {},
+      await tally.token(9),
+    );
+    expect(liked.errors).toBeUndefined();
+    for (const subscription of [onJit, onJs]) {
+      await waitUntil(async () => subscription.received.length > 0, { what: 'a push' });
+      expect(subscription.received.at(-1)).toEqual({
+        data: { entityCountsChanged: { __typename: 'Comment', id: 'p5-c1', counts: { likes: 1 } } },
+      });
+    }
+  });
+
+  it('refuses a type the services do not own', async () => {
+    const client = connectLive(tally.url);
+    clients.push(client);
+    expect(await refusalCodes(client.subscribe(`subscription { entityCountsChanged(type: "photo", ids: ["x"]) { id } }`))).toEqual([
+      'BAD_USER_INPUT',
+    ]);
   });
 });
 

@@ -1,6 +1,7 @@
 // The object types of the entities a product's own service owns (ENTITY_TYPES), built from the
 // registry: one per type, implementing OwnedEntity, with the fields Post has for counts,
 // viewer state and reactions, answered through the same loaders (one round trip per page).
+import type { PostCounts } from '../../counters/postCounters.js';
 import type { OwnedEntity } from '../../db/entities.js';
 import { TYPES } from '../../domain/kinds.js';
 import { POST_RELATIONS, type PostRelationKind } from '../../domain/relations.js';
@@ -48,18 +49,21 @@ type ${type.typename} implements OwnedEntity {
     .join('');
 }
 
+/** An entity, or one a live push carries with the counts its flush pass published. */
+type EntityModel = OwnedEntity & { liveCounts?: PostCounts };
+
 const refOf = (entity: OwnedEntity) => ({ type: entity.type, id: entity.id });
+const countsOf = (entity: EntityModel, { loaders }: GraphQLContext) => entity.liveCounts ?? loaders.counts.load(refOf(entity));
 
 const ownerTypeResolvers = {
   id: (entity: OwnedEntity) => entity.key,
-  counts: (entity: OwnedEntity, _: unknown, { loaders }: GraphQLContext) => loaders.counts.load(refOf(entity)),
+  counts: (entity: EntityModel, _: unknown, ctx: GraphQLContext) => countsOf(entity, ctx),
   myState: (entity: OwnedEntity, _: unknown, { viewer, loaders }: GraphQLContext, info: Parameters<typeof kindsShown>[0]) => {
     if (!viewer) return null;
     const taken = TYPES.kindsOf(entity.type);
     return loaders.viewerState.load({ entity: refOf(entity), kinds: kindsShown(info).filter((kind) => taken.includes(kind)) });
   },
-  reactionGroups: (entity: OwnedEntity, _: unknown, ctx: GraphQLContext) =>
-    reactionGroupsOf(refOf(entity), ctx.loaders.counts.load(refOf(entity)), ctx),
+  reactionGroups: (entity: EntityModel, _: unknown, ctx: GraphQLContext) => reactionGroupsOf(refOf(entity), countsOf(entity, ctx), ctx),
   likers: (entity: OwnedEntity, args: ListArgs & { kind?: PostRelationKind | null }, ctx: GraphQLContext) =>
     settersOf(refOf(entity), kindTakenBy(entity.type, POST_RELATIONS[args.kind ?? 'LIKE']), 'likers', args.first, args.after, ctx),
   reactors: (entity: OwnedEntity, args: ListArgs & { content: string }, ctx: GraphQLContext) =>
