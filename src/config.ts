@@ -12,6 +12,8 @@ export type EventLogKind = 'redis' | 'kafka';
 export interface KafkaConfig {
   brokers: string[];
   topic: string;
+  /** The topic the owning service writes entity lifecycle messages to. */
+  entityTopic: string;
   clientId: string;
   /** Prepended to consumer group names, so deployments can share a cluster. */
   groupPrefix: string;
@@ -491,6 +493,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
         .map((b) => b.trim())
         .filter(Boolean),
       topic: env.KAFKA_TOPIC || 'counter-events',
+      entityTopic: env.KAFKA_ENTITY_TOPIC || 'entity-lifecycle',
       clientId: env.KAFKA_CLIENT_ID || 'tally',
       groupPrefix: env.KAFKA_GROUP_PREFIX ?? '',
       createTopic: flag('KAFKA_CREATE_TOPIC', false),

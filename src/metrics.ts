@@ -125,6 +125,12 @@ export function createMetrics(sources: MetricSources) {
       labelNames: ['kind'] as const,
       registers: [registry],
     }),
+    lifecycleMessages: new Counter({
+      name: 'tally_entity_lifecycle_messages_total',
+      help: 'Entity lifecycle messages read from the event log, by op (register, delete; unknown when unreadable) and outcome (applied, unchanged, rejected)',
+      labelNames: ['op', 'outcome'] as const,
+      registers: [registry],
+    }),
     liveSockets: new Gauge({
       name: 'tally_live_sockets',
       help: 'WebSocket connections open on this process (live counts)',

@@ -5,11 +5,13 @@
 // never queues behind (or counts as) the API's, and background batches never take the
 // connections requests wait for.
 import { createAggregator } from './consumers/aggregator.js';
+import { createEntityLifecycle } from './consumers/entityLifecycle.js';
 import { createFactPersister } from './consumers/factPersister.js';
 import { relayFor } from './consumers/relay.js';
 import { createFlusher } from './counters/flush.js';
 import { createReconciler } from './counters/reconcile.js';
 import { createUserVerifier } from './counters/verifyUsers.js';
+import { TYPES } from './domain/kinds.js';
 import { createErasureWorker } from './jobs/erasureJobs.js';
 import { createFlushJobs } from './jobs/flushJobs.js';
 import { createRebuildWorker } from './jobs/rebuildJobs.js';
@@ -17,7 +19,8 @@ import { createScheduledJobs } from './jobs/scheduledJobs.js';
 import type { Metrics } from './metrics.js';
 import type { Parts } from './process/parts.js';
 import { createRecoveryWatch } from './recovery/recoveryWatch.js';
-import { heardEverywhereWithinMs } from './services/announcements.js';
+import { announcementChannels, createAnnouncements, heardEverywhereWithinMs } from './services/announcements.js';
+import { createEntityService } from './services/entities.js';
 import { createEraser } from './services/eraser.js';
 
 export const RECONCILE_QUEUE = 'tally-reconcile';
@@ -111,6 +114,33 @@ export function createWorkers(parts: Parts, metrics: Metrics) {
     lockMs: config.jobLockMs,
     logger,
   });
+  // The owning service's lifecycle messages, applied as its mutations are; a deletion is
+  // announced to every API process (this one only publishes: it keeps no caches).
+  const announcements = createAnnouncements({
+    publisher: redis,
+    subscriber: null,
+    channels: announcementChannels(keys),
+    heartbeatMs: config.announcementHeartbeatMs,
+    onResync: async () => {},
+    logger,
+  });
+  const entityService = createEntityService({
+    entities: stores.entities,
+    postCounters: counters.posts,
+    announceEntityDeleted: (id) => announcements.announce('entityDeleted', id),
+    logger,
+  });
+  const applyLifecycle = createEntityLifecycle({
+    applyRegistrations: entityService.applyRegistrations,
+    applyDeletions: entityService.applyDeletions,
+    counted: (op, outcome, n) => {
+      if (n > 0) metrics.lifecycleMessages.inc({ op, outcome }, n);
+    },
+    logger,
+  });
+  // A deployment whose services own no type has no lifecycle stream or topic to read.
+  const lifecycle = TYPES.owned.length > 0 ? eventLogs.lifecycle : null;
+
   /** Erasures still running get their job again (it is one job per user: no duplicates). */
   const resumeErasures = async () => {
     for (const row of await stores.erasures.running()) await queues.erasures.request(row.userId);
@@ -140,6 +170,7 @@ export function createWorkers(parts: Parts, metrics: Metrics) {
       await relay?.start();
       await aggregation.start();
       await persistence.start();
+      await lifecycle?.start(applyLifecycle);
       await flushJobs.start();
       await reconcileJobs.start();
       rebuildWorker.start();
@@ -155,6 +186,7 @@ export function createWorkers(parts: Parts, metrics: Metrics) {
       await erasureWorker.stop();
       await reconcileJobs.stop();
       await flushJobs.stop();
+      await lifecycle?.stop();
       await persistence.stop();
       await aggregation.stop();
       await relay?.stop();

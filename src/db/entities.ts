@@ -3,6 +3,7 @@
 // owner's version of the entity, so a message applied twice or out of order changes nothing.
 // An entity's owner user is the one it was registered with; deletion is final (a deleted key
 // stays a tombstone, so a late registration does not bring it back).
+import type { EntityChange, Registration } from '../domain/entityEntries.js';
 import type { Db } from './client.js';
 
 export interface OwnedEntity {
@@ -11,17 +12,6 @@ export interface OwnedEntity {
   type: string;
   /** The owner's id of it. */
   key: string;
-  ownerId: number | null;
-}
-
-export interface EntityChange {
-  type: string;
-  key: string;
-  /** The owner's version of the entity (a sequence or a time): only a higher one changes anything. */
-  version: bigint;
-}
-
-export interface Registration extends EntityChange {
   ownerId: number | null;
 }
 

@@ -10,7 +10,7 @@ import { createCursorCodec } from '../graphql/cursor.js';
 import { createRateLimiter } from '../limits/rateLimiter.js';
 import { createDurableReads } from '../recovery/durableReads.js';
 import type { RedisClient } from '../redis/client.js';
-import { createAnnouncements } from '../services/announcements.js';
+import { announcementChannels, createAnnouncements } from '../services/announcements.js';
 import { chargeTo, free } from '../services/charges.js';
 import { createCommands } from '../services/commands.js';
 import { createErasedUsers } from '../services/erasedUsers.js';
@@ -37,7 +37,7 @@ export function createApi(parts: Parts, options: ApiOptions = {}) {
   const announcements = createAnnouncements({
     publisher: redis,
     subscriber: options.subscriber ?? null,
-    channels: { erased: keys.erasuresChannel(), deleted: keys.deletionsChannel(), entityDeleted: keys.entityDeletionsChannel() },
+    channels: announcementChannels(keys),
     heartbeatMs: config.announcementHeartbeatMs,
     onResync: async () => {
       postCache.clear();

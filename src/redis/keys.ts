@@ -177,6 +177,8 @@ export function createKeys(prefix: string, partitions: number) {
     deletionsChannel: () => `${prefix}deletions`,
     /** Channel announcing deleted entities a product owns, by Tally's id (every API process forgets them). */
     entityDeletionsChannel: () => `${prefix}entity-deletions`,
+    /** The stream the owning service appends entity lifecycle messages to (EVENT_LOG=redis). */
+    entityLifecycle: () => `${prefix}entity-lifecycle`,
     /** BullMQ's key prefix; the braces keep every queue's keys in one Cluster slot (BullMQ's scripts need a queue's keys together). */
     bullPrefix: () => `${prefix}{bull}`,
     /** Live consumers of a group (sorted set scored by heartbeat). */

@@ -9,6 +9,7 @@
 // it hears again it catches up one last time before turning true.
 import type { Logger } from '../log.js';
 import type { RedisClient } from '../redis/client.js';
+import type { Keys } from '../redis/keys.js';
 
 export type AnnouncementKind = 'erased' | 'deleted' | 'entityDeleted';
 
@@ -31,6 +32,13 @@ export interface AnnouncementsDeps {
   onResync: () => Promise<void>;
   logger: Logger;
 }
+
+/** The channel of each kind of announcement. */
+export const announcementChannels = (keys: Keys): Record<AnnouncementKind, string> => ({
+  erased: keys.erasuresChannel(),
+  deleted: keys.deletionsChannel(),
+  entityDeleted: keys.entityDeletionsChannel(),
+});
 
 export function createAnnouncements(deps: AnnouncementsDeps) {
   const { subscriber, channels } = deps;

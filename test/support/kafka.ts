@@ -51,6 +51,7 @@ export function kafkaEnv(kafka: TestKafka): Record<string, string> {
     EVENT_LOG: 'kafka',
     KAFKA_BROKERS: kafka.brokers.join(','),
     KAFKA_TOPIC: `counter-events-${id}`,
+    KAFKA_ENTITY_TOPIC: `entity-lifecycle-${id}`,
     KAFKA_GROUP_PREFIX: `${id}-`,
     // librdkafka's mock cluster has no controller for InitProducerId; a real cluster does.
     KAFKA_IDEMPOTENT: process.env.KAFKA_BROKERS ? 'true' : 'false',

@@ -1,5 +1,5 @@
-// The Kafka adapter of the event log port. Consumers use kafkajs groups with `eachBatch` and
-// commit a Kafka partition's offset only after the whole batch was handled. A Kafka batch
+// The Kafka adapter of the event log port. Consumers are group members (./groupConsumer.ts)
+// that commit a Kafka partition's offset only after the whole batch was handled. A Kafka batch
 // can hold events of several Tally partitions (N mod topic partitions); it is handed over
 // one Tally partition at a time, in order, with the outbox event ids as positions, so the
 // same applied-position record skips a redelivered batch whichever log carried it.
@@ -8,6 +8,7 @@ import type { Admin, Kafka } from 'kafkajs';
 import type { Logger } from '../../log.js';
 import { OUTBOX_SOURCE } from '../redisStreams.js';
 import { type BatchHandler, comparePositions, type EventLog, type GroupLag, type LogEntry, type Subscription } from '../types.js';
+import { createGroupConsumer, createTopicIfAsked } from './groupConsumer.js';
 import { fromMessage } from './messages.js';
 
 export interface KafkaLogOptions {
@@ -22,13 +23,6 @@ export interface KafkaLogOptions {
   createTopic: { partitions: number } | null;
   logger: Logger;
 }
-
-const FETCH_WAIT_MS = 100;
-/** How long a consumer that kafkajs gave up on waits before joining its group again. */
-const REJOIN_AFTER_MS = 1000;
-
-/** Commit failures that only mean "the group is moving": the batch comes again and is skipped. */
-const REBALANCING = /REBALANCE_IN_PROGRESS|NOT_COORDINATOR|UNKNOWN_MEMBER_ID|ILLEGAL_GENERATION|rebalanc/i;
 
 export function createKafkaLog(options: KafkaLogOptions): EventLog {
   const { kafka, topic, logger } = options;
@@ -73,94 +67,35 @@ export function createKafkaLog(options: KafkaLogOptions): EventLog {
 
   function subscribe(group: string, handler: BatchHandler): Subscription {
     groups.add(group);
-    const consumer = kafka.consumer({
-      groupId: options.groupPrefix + group,
-      sessionTimeout: options.sessionTimeoutMs,
-      heartbeatInterval: Math.max(500, Math.floor(options.sessionTimeoutMs / 10)),
-      // Counts promise freshness within about a second: do not let an idle fetch wait long
-      // (some brokers only answer a fetch when its wait runs out).
-      maxWaitTimeInMs: FETCH_WAIT_MS,
-    });
-    let assigned: number[] = [];
     let topicPartitions = 0;
-    let stopping = false;
-    let rejoinTimer: NodeJS.Timeout | undefined;
-    let rejoining: Promise<void> | null = null;
-    consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => {
-      assigned = payload.memberAssignment[topic] ?? [];
+    const consumer = createGroupConsumer({
+      kafka,
+      topic,
+      groupId: options.groupPrefix + group,
+      sessionTimeoutMs: options.sessionTimeoutMs,
+      logger,
+      onBatch: async (messages, { stillOurs, heartbeat }) => {
+        for (const [partition, entries] of byTallyPartition(messages)) {
+          if (!stillOurs()) return false; // not committed: comes again, and is skipped
+          await handler({ partition, source: OUTBOX_SOURCE, entries });
+          await heartbeat();
+        }
+        return true;
+      },
     });
-
-    // kafkajs restarts a consumer after retriable errors only; after any other it stays
-    // disconnected and its partitions go unread (librdkafka's mock broker answers a follower's
-    // SyncGroup that comes after the leader's with INVALID_REQUEST). Join again: offsets are
-    // committed after whole batches, so nothing is lost, and a redelivered batch is skipped.
-    const rejoinLater = () => {
-      rejoinTimer = setTimeout(() => {
-        rejoining = (async () => {
-          try {
-            await consumer.connect();
-            if (!stopping) await run();
-          } catch (error) {
-            logger.error({ err: error, group }, 'Kafka consumer could not join its group again');
-            if (!stopping) rejoinLater();
-          }
-        })().finally(() => {
-          rejoining = null;
-        });
-      }, REJOIN_AFTER_MS);
-    };
-    consumer.on(consumer.events.CRASH, ({ payload }) => {
-      if (payload.restart || stopping) return; // kafkajs restarts it, or we are stopping
-      logger.error({ err: payload.error, group }, 'Kafka consumer stopped on an error; joining its group again');
-      rejoinLater();
-    });
-
-    const run = () =>
-      consumer.run({
-        autoCommit: false,
-        eachBatchAutoResolve: false,
-        eachBatch: async ({ batch, heartbeat, isRunning, isStale, resolveOffset }) => {
-          for (const [partition, entries] of byTallyPartition(batch.messages)) {
-            if (!isRunning() || isStale()) return; // not committed: comes again, and is skipped
-            await handler({ partition, source: OUTBOX_SOURCE, entries });
-            await heartbeat();
-          }
-          if (batch.isEmpty()) return;
-          resolveOffset(batch.lastOffset()); // the next fetch starts after this batch
-          try {
-            await consumer.commitOffsets([{ topic, partition: batch.partition, offset: String(Number(batch.lastOffset()) + 1) }]);
-          } catch (error) {
-            if (!REBALANCING.test(`${(error as { type?: string }).type ?? ''} ${(error as Error).message}`)) throw error;
-            logger.warn(
-              { group, partition: batch.partition },
-              'commit refused during a rebalance; the batch will be skipped when it comes again',
-            );
-          }
-        },
-      });
 
     return {
       async start() {
-        if (options.createTopic) {
-          await (await connectedAdmin())
-            .createTopics({ topics: [{ topic, numPartitions: options.createTopic.partitions }] })
-            .catch((error: unknown) => logger.warn({ err: error, topic }, 'could not create the topic (it may exist)'));
-        }
-        await consumer.connect();
-        await consumer.subscribe({ topic, fromBeginning: true });
-        await run();
+        await createTopicIfAsked(await connectedAdmin(), topic, options.createTopic, logger);
+        await consumer.start();
         topicPartitions = await topicPartitionCount();
       },
 
-      async stop() {
-        stopping = true;
-        clearTimeout(rejoinTimer);
-        await rejoining;
-        await consumer.disconnect();
-      },
+      stop: () => consumer.stop(),
 
       assignedPartitions() {
         if (topicPartitions === 0) return [];
+        const assigned = consumer.assigned();
         return Array.from({ length: options.partitions }, (_, n) => n).filter((n) => assigned.includes(n % topicPartitions));
       },
     };
