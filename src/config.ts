@@ -160,6 +160,15 @@ export interface Config {
     /** How often a process re-reads the erasure list (in case it missed an announcement). */
     refreshMs: number;
   };
+  /** What becomes of a deleted entity a product owns: its facts are removed after a while. */
+  deletedEntities: {
+    /** How long its facts and counters are kept after the deletion (they still count for its likers and owner). */
+    retentionMs: number;
+    /** How often a worker looks for deleted entities past their retention. */
+    purgeIntervalMs: number;
+    /** Facts one look removes at most. */
+    purgeBatch: number;
+  };
   /** Live counts over WebSocket (GraphQL subscriptions, graphql-transport-ws). */
   websocket: {
     /** Subscriptions one connection may hold at once. */
@@ -458,6 +467,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       batchSize: integer('ERASURE_BATCH_SIZE', 200, 1, 10_000),
       busyPercent: integer('ERASURE_BUSY_PERCENT', 5, 1, 100),
       refreshMs: integer('ERASURE_REFRESH_MS', 5000, 100, 600_000),
+    },
+    deletedEntities: {
+      retentionMs: integer('DELETED_ENTITY_RETENTION_MS', 7 * 24 * 3_600_000, 0, 365 * 24 * 3_600_000),
+      purgeIntervalMs: integer('ENTITY_PURGE_INTERVAL_MS', 60_000, 1000, 86_400_000),
+      purgeBatch: integer('ENTITY_PURGE_BATCH', 1000, 1, 100_000),
     },
     websocket: {
       maxSubscriptions: integer('WS_MAX_SUBSCRIPTIONS', 20, 1, 1000),

@@ -1,7 +1,8 @@
 // The background side of a process (ROLE=all or worker): the aggregator and the fact
 // persister consuming the event log, the flush jobs folding aggregates into counters, the
-// rebuild worker, reconciliation, the user counters verifier, and the watch that recovers a
-// Redis that lost its data. Its own Redis connections and PostgreSQL pool, so worker traffic
+// rebuild worker, reconciliation, the user counters verifier, the erasure, the owning
+// service's entity lifecycle messages and the purge of deleted entities, and the watch that
+// recovers a Redis that lost its data. Its own Redis connections and PostgreSQL pool, so worker traffic
 // never queues behind (or counts as) the API's, and background batches never take the
 // connections requests wait for.
 import { createAggregator } from './consumers/aggregator.js';
@@ -21,9 +22,11 @@ import type { Parts } from './process/parts.js';
 import { createRecoveryWatch } from './recovery/recoveryWatch.js';
 import { announcementChannels, createAnnouncements, heardEverywhereWithinMs } from './services/announcements.js';
 import { createEntityService } from './services/entities.js';
+import { createEntityPurge } from './services/entityPurge.js';
 import { createEraser } from './services/eraser.js';
 
 export const RECONCILE_QUEUE = 'tally-reconcile';
+export const ENTITY_PURGE_QUEUE = 'tally-entity-purge';
 
 /** Takes its own parts (src/process/parts.ts) and closes them when it stops. */
 export function createWorkers(parts: Parts, metrics: Metrics) {
@@ -138,8 +141,31 @@ export function createWorkers(parts: Parts, metrics: Metrics) {
     },
     logger,
   });
-  // A deployment whose services own no type has no lifecycle stream or topic to read.
-  const lifecycle = TYPES.owned.length > 0 ? eventLogs.lifecycle : null;
+  // A deployment whose services own no type has no lifecycle stream or topic to read, and no entities to purge.
+  const ownsTypes = TYPES.owned.length > 0;
+  const lifecycle = ownsTypes ? eventLogs.lifecycle : null;
+  const entityPurge = createEntityPurge({
+    entities: stores.entities,
+    facts: stores.facts,
+    relations: parts.relations,
+    postCounters: counters.posts,
+    redis,
+    keys,
+    retentionMs: config.deletedEntities.retentionMs,
+    heardWithinMs: heardEverywhereWithinMs(config.announcementHeartbeatMs),
+    batch: config.deletedEntities.purgeBatch,
+    logger,
+  });
+  const purgeJobs = ownsTypes
+    ? createScheduledJobs({
+        queue: ENTITY_PURGE_QUEUE,
+        connection: jobsRedis,
+        keys,
+        logger,
+        schedules: [{ id: 'purge-entities', everyMs: config.deletedEntities.purgeIntervalMs, data: {} }],
+        run: () => entityPurge.run(),
+      })
+    : null;
 
   /** Erasures still running get their job again (it is one job per user: no duplicates). */
   const resumeErasures = async () => {
@@ -150,6 +176,7 @@ export function createWorkers(parts: Parts, metrics: Metrics) {
   const ensureSchedules = async () => {
     await flushJobs.ensure();
     await reconcileJobs.ensure();
+    await purgeJobs?.ensure();
     await resumeErasures();
   };
   const recoveryWatch = createRecoveryWatch({ readiness, recovery: recovery.recovery, logger, ensureSchedules });
@@ -165,6 +192,7 @@ export function createWorkers(parts: Parts, metrics: Metrics) {
     reconciler,
     userVerifier,
     eraser,
+    entityPurge,
 
     async start() {
       await relay?.start();
@@ -173,6 +201,7 @@ export function createWorkers(parts: Parts, metrics: Metrics) {
       await lifecycle?.start(applyLifecycle);
       await flushJobs.start();
       await reconcileJobs.start();
+      await purgeJobs?.start();
       rebuildWorker.start();
       erasureWorker.start();
       await resumeErasures();
@@ -185,6 +214,7 @@ export function createWorkers(parts: Parts, metrics: Metrics) {
       await rebuildWorker.stop();
       await erasureWorker.stop();
       await reconcileJobs.stop();
+      await purgeJobs?.stop();
       await flushJobs.stop();
       await lifecycle?.stop();
       await persistence.stop();

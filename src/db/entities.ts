@@ -79,6 +79,20 @@ export function createEntityStore(db: Db) {
       return found.map(toEntity);
     },
 
+    /** Deleted entities whose facts are still to be removed, deleted before `cutoff`, oldest first. */
+    async duePurge(cutoff: Date, limit: number): Promise<OwnedEntity[]> {
+      const found = await db.$queryRaw<Row[]>`
+        SELECT id, entity_type, key, owner_id FROM entities
+        WHERE deleted_at IS NOT NULL AND deleted_at < ${cutoff} AND purged_at IS NULL
+        ORDER BY deleted_at, id LIMIT ${limit}`;
+      return found.map(toEntity);
+    },
+
+    /** Records that the entity's facts are removed. */
+    async markPurged(id: number): Promise<void> {
+      await db.$executeRaw`UPDATE entities SET purged_at = now() WHERE id = ${id}`;
+    },
+
     /** The live entities among Tally's `ids` (any order). */
     async liveByIds(ids: readonly number[]): Promise<OwnedEntity[]> {
       if (ids.length === 0) return [];

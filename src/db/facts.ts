@@ -17,6 +17,11 @@ export interface FactRow {
 
 /** Keyset position in primary-key order (user_id, entity_type, entity_id, kind). */
 export type FactCursor = [userId: number, entityType: string, entityId: number, kind: string];
+/** One active fact of a known entity, and where a page of them stopped (a user may hold several kinds). */
+export interface EntityFactCursor {
+  userId: number;
+  kind: string;
+}
 
 export function createFactStore(db: Db) {
   return {
@@ -66,14 +71,15 @@ export function createFactStore(db: Db) {
     },
 
     /**
-     * One entity's active facts (kind and user), a page at a time in user id order (to restore
+     * One entity's active facts (kind and user), a page at a time in (user, kind) order (to restore
      * it). Facts of users on the erasure list are left out: a restore never brings an erased
      * user back (one still being erased has their facts undone by the erasure either way).
      */
-    async activeOf(entityType: string, entityId: number, afterUserId: number, limit: number): Promise<{ userId: number; kind: string }[]> {
+    async activeOf(entityType: string, entityId: number, after: EntityFactCursor | null, limit: number): Promise<EntityFactCursor[]> {
       const rows = await db.$queryRaw<{ user_id: bigint; kind: string }[]>`
         SELECT f.user_id, f.kind FROM relation_facts f
-        WHERE f.entity_type = ${entityType} AND f.entity_id = ${entityId} AND f.active AND f.user_id > ${afterUserId}
+        WHERE f.entity_type = ${entityType} AND f.entity_id = ${entityId} AND f.active
+          AND (f.user_id, f.kind) > (${after?.userId ?? 0}, ${after?.kind ?? ''})
           AND NOT EXISTS (SELECT 1 FROM erasures e WHERE e.user_id = f.user_id)
           AND NOT (f.entity_type = 'user' AND EXISTS (SELECT 1 FROM erasures e WHERE e.user_id = f.entity_id))
         ORDER BY f.user_id, f.kind

@@ -6,7 +6,7 @@
 
 import { randomUUID } from 'node:crypto';
 import type { Rebuilder } from '../counters/rebuild.js';
-import type { FactStore } from '../db/facts.js';
+import type { EntityFactCursor, FactStore } from '../db/facts.js';
 import { type EntityRef, entityName } from '../domain/entities.js';
 import { TYPES } from '../domain/kinds.js';
 import { unavailable } from '../errors.js';
@@ -39,7 +39,7 @@ export function createEntityRestorer(deps: EntityRestoreDeps) {
   const scripts = createScripts(redis, keys);
 
   async function copyFacts(entity: EntityRef, renew: () => Promise<void>): Promise<number> {
-    let after = 0;
+    let after: EntityFactCursor | null = null;
     let copied = 0;
     for (;;) {
       const page = await facts.activeOf(entity.type, entity.id, after, PAGE);
@@ -47,7 +47,7 @@ export function createEntityRestorer(deps: EntityRestoreDeps) {
       // Auto-pipelining sends the page's writes together.
       await Promise.all(page.map((f) => scripts.writeFact({ relation: f.kind, entity, userId: f.userId, active: true })));
       copied += page.length;
-      after = page.at(-1)!.userId;
+      after = page.at(-1)!;
       await renew();
     }
   }

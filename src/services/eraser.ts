@@ -29,6 +29,7 @@ import { isCluster } from '../redis/client.js';
 import type { Keys } from '../redis/keys.js';
 import { createScripts, type ScriptedRedis } from '../redis/scripts.js';
 import type { RelationStore, SetFactInput } from '../relations/relationStore.js';
+import { IN_FLIGHT_MS, type Pace, undoFacts } from './undoFacts.js';
 
 export const ERASURE_PHASES = ['posts', 'settle', 'facts', 'followers', 'settle-changes', 'rows', 'redis', 'done'] as const;
 export type ErasurePhase = (typeof ERASURE_PHASES)[number];
@@ -58,18 +59,7 @@ export interface BatchOutcome {
   waiting: boolean;
 }
 
-/** Awaited between the steps of a batch; the job's pacer sleeps in it. */
-type Pace = () => Promise<void>;
-
 const SCAN_COUNT = 1000;
-/** Facts undone in one go: a round trip's worth, a couple of milliseconds of work. */
-const UNDO_CHUNK = 10;
-/**
- * A request already past the erased-user check when its process learns of the erasure: the
- * last settle starts this long after every process refuses the user (heardWithinMs), so a change
- * one accepted before it knew is in the outbox, persisted, and deleted with the rows.
- */
-const IN_FLIGHT_MS = 1000;
 
 export function createEraser(deps: EraserDeps) {
   const { keys, redis } = deps;
@@ -87,21 +77,6 @@ export function createEraser(deps: EraserDeps) {
 
   const next = (phase: ErasurePhase): ErasurePhase => ERASURE_PHASES[ERASURE_PHASES.indexOf(phase) + 1] ?? 'done';
 
-  /**
-   * Sets `facts` inactive, UNDO_CHUNK at a time: a chunk's scripts go out together (one round
-   * trip, their events read by the consumers together), then the caller's pacer may sleep.
-   * Returns how many changed.
-   */
-  async function undo(facts: readonly SetFactInput[], pace: Pace): Promise<number> {
-    let changed = 0;
-    for (let i = 0; i < facts.length; i += UNDO_CHUNK) {
-      const results = await Promise.all(facts.slice(i, i + UNDO_CHUNK).map((fact) => deps.relations.setFact(fact)));
-      changed += results.filter((r) => r.changed).length;
-      await pace();
-    }
-    return changed;
-  }
-
   /** Sets the user's own active facts inactive, a batch at a time. */
   async function eraseOwnFacts(userId: number, progress: ErasureProgress, pace: Pace): Promise<number> {
     const facts = await deps.queries.ownFacts(userId, cursorOf(progress), deps.batchSize);
@@ -113,7 +88,7 @@ export function createEraser(deps: EraserDeps) {
       const entity = { type: fact.entityType as EntityType, id: fact.entityId };
       changes.push({ userId, entity, relation, authorId: fact.ownerId, active: false });
     }
-    const changed = await undo(changes, pace);
+    const changed = await undoFacts(deps.relations, changes, pace);
     const last = facts.at(-1);
     progress.after = last ? JSON.stringify([last.entityType, last.entityId, last.kind]) : undefined;
     return facts.length === 0 ? -1 : changed;
@@ -123,7 +98,8 @@ export function createEraser(deps: EraserDeps) {
   async function eraseFollowers(userId: number, progress: ErasureProgress, pace: Pace): Promise<number> {
     const followers = await deps.queries.followers(userId, Number(progress.after ?? 0), deps.batchSize);
     const entity = { type: USER, id: userId };
-    const changed = await undo(
+    const changed = await undoFacts(
+      deps.relations,
       followers.map((follower) => ({ userId: follower, entity, relation: FOLLOW, authorId: userId, active: false })),
       pace,
     );
