@@ -53,6 +53,7 @@ export function createWorkers(parts: Parts, metrics: Metrics) {
     keys,
     facts: stores.facts,
     posts: stores.posts,
+    entities: stores.entities,
     eventLog,
     requestRebuild: queues.rebuilds.request,
     notReady: readiness.notReady,

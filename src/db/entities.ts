@@ -41,6 +41,14 @@ function newestPerKey<T extends EntityChange>(changes: readonly T[]): T[] {
 }
 
 export function createEntityStore(db: Db) {
+  /** The live entities among Tally's `ids` (any order). */
+  async function liveByIds(ids: readonly number[]): Promise<OwnedEntity[]> {
+    if (ids.length === 0) return [];
+    const found = await db.$queryRaw<Row[]>`
+      SELECT id, entity_type, key, owner_id FROM entities WHERE id = ANY(${[...ids]}::bigint[]) AND deleted_at IS NULL`;
+    return found.map(toEntity);
+  }
+
   return {
     /** Registers entities (or moves their version on); returns the ones this call created or advanced. */
     async register(registrations: readonly Registration[]): Promise<OwnedEntity[]> {
@@ -79,6 +87,18 @@ export function createEntityStore(db: Db) {
       return found.map(toEntity);
     },
 
+    /** Up to `n` live entities drawn at random (for reconciliation's sample): random ids between the lowest and the highest. */
+    async randomLive(n: number): Promise<OwnedEntity[]> {
+      if (n === 0) return [];
+      const [range] = await db.$queryRaw<
+        { low: bigint | null; high: bigint | null }[]
+      >`SELECT min(id) AS low, max(id) AS high FROM entities`;
+      if (!range || range.low === null || range.high === null) return [];
+      const [low, high] = [Number(range.low), Number(range.high)];
+      const ids = new Set(Array.from({ length: n }, () => low + Math.floor(Math.random() * (high - low + 1))));
+      return liveByIds([...ids]);
+    },
+
     /** Deleted entities whose facts are still to be removed, deleted before `cutoff`, oldest first. */
     async duePurge(cutoff: Date, limit: number): Promise<OwnedEntity[]> {
       const found = await db.$queryRaw<Row[]>`
@@ -94,12 +114,7 @@ export function createEntityStore(db: Db) {
     },
 
     /** The live entities among Tally's `ids` (any order). */
-    async liveByIds(ids: readonly number[]): Promise<OwnedEntity[]> {
-      if (ids.length === 0) return [];
-      const found = await db.$queryRaw<Row[]>`
-        SELECT id, entity_type, key, owner_id FROM entities WHERE id = ANY(${[...ids]}::bigint[]) AND deleted_at IS NULL`;
-      return found.map(toEntity);
-    },
+    liveByIds,
   };
 }
 

@@ -3,6 +3,7 @@
 import { SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { SERVICE_AUDIENCE } from '../../src/auth/jwt.js';
+import { packCounters } from '../../src/counters/packedCounters.js';
 import { FAV, LIKE } from '../../src/domain/relations.js';
 import { errorCodes, type GraphQLResponse, startTestApp, TEST_JWT_SECRET, type TestApp } from '../support/app.js';
 import { waitFor } from '../support/wait.js';
@@ -286,4 +287,36 @@ describe('registering entities', () => {
     const received = () => t.app.deps.userCounters.load([97]).then(([c]) => c?.likesReceived ?? 0);
     await waitFor(received, (n) => n === 1, { what: "the owner's likesReceived back to the one left" });
   }, 90_000);
+});
+
+describe('reconciling entities a product owns', () => {
+  it("finds an owner entity's drifted counters and repairs them from its facts", async () => {
+    await register([comment('rc-1', '1', '71')]);
+    const tokens = await Promise.all([311, 312, 313].map((u) => t.token(u)));
+    for (const token of tokens)
+      await likeAndReact(token, { type: 'comment', id: 'rc-1' }, { type: 'comment', id: 'rc-1', content: 'EYES' });
+    const { id } = (await t.app.deps.entityCache.get('comment', 'rc-1'))!;
+    const entity = { type: 'comment', id };
+    await waitFor(
+      () => t.app.db.relationFact.count({ where: { entityType: 'comment', entityId: id, active: true } }),
+      (n) => n === 6,
+      { what: 'persisted' },
+    );
+    await waitFor(
+      () => t.app.deps.postCounters.loadEntities([entity]).then(([c]) => c?.slots[LIKE.slot!]),
+      (n) => n === 3,
+      { what: 'counted' },
+    );
+    await t.app.redis.set(t.app.keys.counters(entity), packCounters([9, 9, 0, 0, 0]));
+    const report = await t.app.workers!.reconciler.run();
+    expect(report.counterDrift).toContainEqual(entity);
+    expect(report.factDrift).toEqual([]);
+    const READ = `query { entities(type: "comment", ids: ["rc-1"]) { counts { likes } reactionGroups { content count } } }`;
+    const repaired = await waitFor(
+      () => t.gql(READ),
+      (res) => res.data?.entities[0]?.counts.likes === 3,
+      { what: 'the rebuild' },
+    );
+    expect(repaired.data.entities[0].reactionGroups).toEqual([{ content: 'EYES', count: 3 }]);
+  }, 60_000);
 });

@@ -64,8 +64,8 @@ describe('reconciliation', () => {
     await writer;
 
     expect(report.checked).toBeGreaterThanOrEqual(ids.length - 1);
-    expect(report.counterDrift).toEqual([wrongCounters]);
-    expect(report.factDrift).toEqual([lostFact]);
+    expect(report.counterDrift).toEqual([{ type: 'post', id: wrongCounters }]);
+    expect(report.factDrift).toEqual([{ type: 'post', id: lostFact }]);
 
     // The counter drift is repaired through the rebuild job.
     const repaired = await waitFor(
