@@ -7,7 +7,7 @@
 // its length, its end or its cursor, depends on a row the viewer may not see. A user whose
 // erasure started is on no list from that moment (their facts are undone in the background).
 
-import { type EntityType, POST } from '../domain/entities.js';
+import { type EntityType, POST, USER } from '../domain/entities.js';
 import type { Db } from './client.js';
 import { Prisma } from './generated/client.js';
 
@@ -66,20 +66,23 @@ export function createRelationLists(db: Db) {
     },
 
     /**
-     * Entities the user has an active `kind` fact on that still exist: users followed, or
-     * posts liked or favourited (deleted ones are left out).
+     * Entities of `entityType` the user has an active `kind` fact on that still exist: users
+     * followed, posts liked, favourited or bookmarked, entities a product owns bookmarked
+     * (deleted ones are left out).
      */
     async entitiesOf(userId: number, entityType: EntityType, kind: string, limit: number, from: ListPosition | null): Promise<ListRow[]> {
       const existing =
         entityType === POST
           ? Prisma.sql`JOIN posts e ON e.id = f.entity_id AND e.deleted_at IS NULL`
-          : Prisma.sql`JOIN users e ON e.id = f.entity_id`;
+          : entityType === USER
+            ? Prisma.sql`JOIN users e ON e.id = f.entity_id`
+            : Prisma.sql`JOIN entities e ON e.id = f.entity_id AND e.deleted_at IS NULL`;
       return toRows(
         await db.$queryRaw<RawRow[]>`
         SELECT f.entity_id AS id, f.updated_at AS at
         FROM relation_facts f ${existing}
-        WHERE f.user_id = ${userId}::bigint AND f.kind = ${kind} AND f.active
-          ${entityType === POST ? Prisma.empty : notErased(Prisma.sql`f.entity_id`)} ${after(from, Prisma.sql`f.entity_id`)}
+        WHERE f.user_id = ${userId}::bigint AND f.entity_type = ${entityType} AND f.kind = ${kind} AND f.active
+          ${entityType === USER ? notErased(Prisma.sql`f.entity_id`) : Prisma.empty} ${after(from, Prisma.sql`f.entity_id`)}
         ORDER BY f.updated_at DESC, f.entity_id DESC
         LIMIT ${limit}`,
       );

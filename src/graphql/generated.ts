@@ -45,6 +45,17 @@ export type DeleteEntitiesPayload = {
   applied: Scalars['Int']['output'];
 };
 
+/** The answer of `setEntityBookmark`. */
+export type EntityBookmarkPayload = {
+  __typename?: 'EntityBookmarkPayload';
+  /** The state now. */
+  active: Scalars['Boolean']['output'];
+  /** Whether this request changed it. */
+  changed: Scalars['Boolean']['output'];
+  /** The entity bookmarked (or no longer), with the viewer's state after the change. */
+  entity: OwnedEntity;
+};
+
 /** An entity the product's own service deleted. */
 export type EntityDeletion = {
   /** The owner's id of the entity. */
@@ -189,6 +200,11 @@ export type Mutation = {
    * budget and errors. Private: nothing counts it, and nobody but you can list or see it.
    */
   setBookmark?: Maybe<SetBookmarkPayload>;
+  /**
+   * Bookmark an entity a product owns for yourself (or remove the bookmark), with setBookmark's
+   * rules: no count, no push, and nobody else can learn of it.
+   */
+  setEntityBookmark?: Maybe<EntityBookmarkPayload>;
   /** Set the viewer's reaction on an entity a product owns, with setReaction's rules and errors. */
   setEntityReaction?: Maybe<EntityReactionPayload>;
   /**
@@ -287,6 +303,15 @@ export type MutationSetBookmarkArgs = {
  * Every mutation field is nullable: when one fails it is null and its error is in `errors`,
  * while the mutations of the same document that ran before or after it keep their results.
  */
+export type MutationSetEntityBookmarkArgs = {
+  input: SetEntityBookmarkInput;
+};
+
+
+/**
+ * Every mutation field is nullable: when one fails it is null and its error is in `errors`,
+ * while the mutations of the same document that ran before or after it keep their results.
+ */
 export type MutationSetEntityReactionArgs = {
   input: SetEntityReactionInput;
 };
@@ -350,6 +375,24 @@ export type OwnedEntity = {
   myState?: Maybe<PostViewerState>;
   /** Its reactions, as Post.reactionGroups (none when its type takes no reactions). */
   reactionGroups: Array<ReactionGroup>;
+};
+
+/** A page of entities a product owns. */
+export type OwnedEntityConnection = {
+  __typename?: 'OwnedEntityConnection';
+  /** The entities of this page, at most `first`. */
+  edges: Array<OwnedEntityEdge>;
+  /** Whether more follow, and where to continue. */
+  pageInfo: PageInfo;
+};
+
+/** An entity in a page, with its position. */
+export type OwnedEntityEdge = {
+  __typename?: 'OwnedEntityEdge';
+  /** Opaque; pass it as `after` to continue after this entity. */
+  cursor: Scalars['String']['output'];
+  /** The entity. */
+  node: OwnedEntity;
 };
 
 /** Where a page ends and whether another follows. */
@@ -474,6 +517,12 @@ export type Query = {
    */
   entities: Array<Maybe<OwnedEntity>>;
   /**
+   * The viewer's bookmarks of one type a product owns, newest bookmark first (as
+   * `User.bookmarks` lists posts): nobody else may list them. UNAUTHENTICATED without a token;
+   * BAD_USER_INPUT for a type that is not owned or takes no bookmarks.
+   */
+  entityBookmarks: OwnedEntityConnection;
+  /**
    * Every live post, newest first. `first` is 1..100; `after` is an `endCursor` from an earlier page.
    * Takes no budget token. A post published or deleted moments ago may take about a second to
    * appear or disappear.
@@ -498,6 +547,17 @@ export type Query = {
  */
 export type QueryEntitiesArgs = {
   ids: Array<Scalars['ID']['input']>;
+  type: Scalars['String']['input'];
+};
+
+
+/**
+ * Reads. None needs a token; what concerns the viewer is null without one. Ids are positive
+ * integers below 2^53 as decimal strings: anything else is BAD_USER_INPUT.
+ */
+export type QueryEntityBookmarksArgs = {
+  after?: InputMaybe<Scalars['String']['input']>;
+  first?: InputMaybe<Scalars['Int']['input']>;
   type: Scalars['String']['input'];
 };
 
@@ -602,6 +662,18 @@ export type SetBookmarkPayload = {
   changed: Scalars['Boolean']['output'];
   /** The post bookmarked (or no longer). */
   post: Post;
+};
+
+/** What `setEntityBookmark` should make true. */
+export type SetEntityBookmarkInput = {
+  /** The state you want: true = bookmarked, false = not. */
+  active: Scalars['Boolean']['input'];
+  /** The owner's id of the entity (NOT_FOUND when not registered or deleted). */
+  id: Scalars['ID']['input'];
+  /** As in SetLikeRelationInput. */
+  idempotencyKey?: InputMaybe<Scalars['String']['input']>;
+  /** The type's name in ENTITY_TYPES (BAD_USER_INPUT for another, or for one that takes no bookmarks). */
+  type: Scalars['String']['input'];
 };
 
 /** What `setEntityReaction` should make true. */
@@ -949,6 +1021,7 @@ export type ResolversTypes = {
   DateTime: ResolverTypeWrapper<Scalars['DateTime']['output']>;
   DeleteEntitiesInput: DeleteEntitiesInput;
   DeleteEntitiesPayload: ResolverTypeWrapper<DeleteEntitiesPayload>;
+  EntityBookmarkPayload: ResolverTypeWrapper<Omit<EntityBookmarkPayload, 'entity'> & { entity: ResolversTypes['OwnedEntity'] }>;
   EntityDeletion: EntityDeletion;
   EntityReactionPayload: ResolverTypeWrapper<EntityReactionPayloadModel>;
   EntityRegistration: EntityRegistration;
@@ -962,6 +1035,8 @@ export type ResolversTypes = {
   LikeRelationPayload: ResolverTypeWrapper<LikeRelationPayloadModel>;
   Mutation: ResolverTypeWrapper<Record<PropertyKey, never>>;
   OwnedEntity: ResolverTypeWrapper<OwnedEntityModel>;
+  OwnedEntityConnection: ResolverTypeWrapper<Omit<OwnedEntityConnection, 'edges'> & { edges: Array<ResolversTypes['OwnedEntityEdge']> }>;
+  OwnedEntityEdge: ResolverTypeWrapper<Omit<OwnedEntityEdge, 'node'> & { node: ResolversTypes['OwnedEntity'] }>;
   PageInfo: ResolverTypeWrapper<PageInfo>;
   Post: ResolverTypeWrapper<PostModel>;
   PostConnection: ResolverTypeWrapper<PostConnectionModel>;
@@ -976,6 +1051,7 @@ export type ResolversTypes = {
   RelationKind: RelationKind;
   SetBookmarkInput: SetBookmarkInput;
   SetBookmarkPayload: ResolverTypeWrapper<Omit<SetBookmarkPayload, 'post'> & { post: ResolversTypes['Post'] }>;
+  SetEntityBookmarkInput: SetEntityBookmarkInput;
   SetEntityReactionInput: SetEntityReactionInput;
   SetEntityRelationInput: SetEntityRelationInput;
   SetFollowRelationInput: SetFollowRelationInput;
@@ -998,6 +1074,7 @@ export type ResolversParentTypes = {
   DateTime: Scalars['DateTime']['output'];
   DeleteEntitiesInput: DeleteEntitiesInput;
   DeleteEntitiesPayload: DeleteEntitiesPayload;
+  EntityBookmarkPayload: Omit<EntityBookmarkPayload, 'entity'> & { entity: ResolversParentTypes['OwnedEntity'] };
   EntityDeletion: EntityDeletion;
   EntityReactionPayload: EntityReactionPayloadModel;
   EntityRegistration: EntityRegistration;
@@ -1010,6 +1087,8 @@ export type ResolversParentTypes = {
   LikeRelationPayload: LikeRelationPayloadModel;
   Mutation: Record<PropertyKey, never>;
   OwnedEntity: OwnedEntityModel;
+  OwnedEntityConnection: Omit<OwnedEntityConnection, 'edges'> & { edges: Array<ResolversParentTypes['OwnedEntityEdge']> };
+  OwnedEntityEdge: Omit<OwnedEntityEdge, 'node'> & { node: ResolversParentTypes['OwnedEntity'] };
   PageInfo: PageInfo;
   Post: PostModel;
   PostConnection: PostConnectionModel;
@@ -1023,6 +1102,7 @@ export type ResolversParentTypes = {
   RegisterEntitiesPayload: RegisterEntitiesPayload;
   SetBookmarkInput: SetBookmarkInput;
   SetBookmarkPayload: Omit<SetBookmarkPayload, 'post'> & { post: ResolversParentTypes['Post'] };
+  SetEntityBookmarkInput: SetEntityBookmarkInput;
   SetEntityReactionInput: SetEntityReactionInput;
   SetEntityRelationInput: SetEntityRelationInput;
   SetFollowRelationInput: SetFollowRelationInput;
@@ -1044,6 +1124,12 @@ export interface DateTimeScalarConfig extends GraphQLScalarTypeConfig<ResolversT
 
 export type DeleteEntitiesPayloadResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['DeleteEntitiesPayload'] = ResolversParentTypes['DeleteEntitiesPayload']> = {
   applied?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+};
+
+export type EntityBookmarkPayloadResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['EntityBookmarkPayload'] = ResolversParentTypes['EntityBookmarkPayload']> = {
+  active?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
+  changed?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
+  entity?: Resolver<ResolversTypes['OwnedEntity'], ParentType, ContextType>;
 };
 
 export type EntityReactionPayloadResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['EntityReactionPayload'] = ResolversParentTypes['EntityReactionPayload']> = {
@@ -1085,6 +1171,7 @@ export type MutationResolvers<ContextType = GraphQLContext, ParentType extends R
   eraseAccount?: Resolver<Maybe<ResolversTypes['EraseAccountPayload']>, ParentType, ContextType, RequireFields<MutationEraseAccountArgs, 'input'>>;
   registerEntities?: Resolver<Maybe<ResolversTypes['RegisterEntitiesPayload']>, ParentType, ContextType, RequireFields<MutationRegisterEntitiesArgs, 'input'>>;
   setBookmark?: Resolver<Maybe<ResolversTypes['SetBookmarkPayload']>, ParentType, ContextType, RequireFields<MutationSetBookmarkArgs, 'input'>>;
+  setEntityBookmark?: Resolver<Maybe<ResolversTypes['EntityBookmarkPayload']>, ParentType, ContextType, RequireFields<MutationSetEntityBookmarkArgs, 'input'>>;
   setEntityReaction?: Resolver<Maybe<ResolversTypes['EntityReactionPayload']>, ParentType, ContextType, RequireFields<MutationSetEntityReactionArgs, 'input'>>;
   setEntityRelation?: Resolver<Maybe<ResolversTypes['EntityRelationPayload']>, ParentType, ContextType, RequireFields<MutationSetEntityRelationArgs, 'input'>>;
   setFollowRelation?: Resolver<Maybe<ResolversTypes['FollowRelationPayload']>, ParentType, ContextType, RequireFields<MutationSetFollowRelationArgs, 'input'>>;
@@ -1095,6 +1182,16 @@ export type MutationResolvers<ContextType = GraphQLContext, ParentType extends R
 
 export type OwnedEntityResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['OwnedEntity'] = ResolversParentTypes['OwnedEntity']> = {
   __resolveType: TypeResolveFn<null, ParentType, ContextType>;
+};
+
+export type OwnedEntityConnectionResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['OwnedEntityConnection'] = ResolversParentTypes['OwnedEntityConnection']> = {
+  edges?: Resolver<Array<ResolversTypes['OwnedEntityEdge']>, ParentType, ContextType>;
+  pageInfo?: Resolver<ResolversTypes['PageInfo'], ParentType, ContextType>;
+};
+
+export type OwnedEntityEdgeResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['OwnedEntityEdge'] = ResolversParentTypes['OwnedEntityEdge']> = {
+  cursor?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  node?: Resolver<ResolversTypes['OwnedEntity'], ParentType, ContextType>;
 };
 
 export type PageInfoResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['PageInfo'] = ResolversParentTypes['PageInfo']> = {
@@ -1140,6 +1237,7 @@ export type PostViewerStateResolvers<ContextType = GraphQLContext, ParentType ex
 
 export type QueryResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['Query'] = ResolversParentTypes['Query']> = {
   entities?: Resolver<Array<Maybe<ResolversTypes['OwnedEntity']>>, ParentType, ContextType, RequireFields<QueryEntitiesArgs, 'ids' | 'type'>>;
+  entityBookmarks?: Resolver<ResolversTypes['OwnedEntityConnection'], ParentType, ContextType, RequireFields<QueryEntityBookmarksArgs, 'type'>>;
   feed?: Resolver<ResolversTypes['PostConnection'], ParentType, ContextType, RequireFields<QueryFeedArgs, 'first'>>;
   post?: Resolver<Maybe<ResolversTypes['Post']>, ParentType, ContextType, RequireFields<QueryPostArgs, 'id'>>;
   posts?: Resolver<Array<Maybe<ResolversTypes['Post']>>, ParentType, ContextType, RequireFields<QueryPostsArgs, 'ids'>>;
@@ -1218,6 +1316,7 @@ export type UserEdgeResolvers<ContextType = GraphQLContext, ParentType extends R
 export type Resolvers<ContextType = GraphQLContext> = {
   DateTime?: GraphQLScalarType;
   DeleteEntitiesPayload?: DeleteEntitiesPayloadResolvers<ContextType>;
+  EntityBookmarkPayload?: EntityBookmarkPayloadResolvers<ContextType>;
   EntityReactionPayload?: EntityReactionPayloadResolvers<ContextType>;
   EntityRelationPayload?: EntityRelationPayloadResolvers<ContextType>;
   EraseAccountPayload?: EraseAccountPayloadResolvers<ContextType>;
@@ -1225,6 +1324,8 @@ export type Resolvers<ContextType = GraphQLContext> = {
   LikeRelationPayload?: LikeRelationPayloadResolvers<ContextType>;
   Mutation?: MutationResolvers<ContextType>;
   OwnedEntity?: OwnedEntityResolvers<ContextType>;
+  OwnedEntityConnection?: OwnedEntityConnectionResolvers<ContextType>;
+  OwnedEntityEdge?: OwnedEntityEdgeResolvers<ContextType>;
   PageInfo?: PageInfoResolvers<ContextType>;
   Post?: PostResolvers<ContextType>;
   PostConnection?: PostConnectionResolvers<ContextType>;

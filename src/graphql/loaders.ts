@@ -147,6 +147,14 @@ export function createLoaders(deps: ApiDeps, viewer: Viewer | null, client: Clie
       },
       { cache, cacheKeyFn: (ref) => `${ref.type}:${ref.key}` },
     ),
+    /** The same, by Tally's id (a list's rows name them so): null for one deleted. */
+    ownedEntityById: new DataLoader<number, OwnedEntity | null>(
+      async (ids) => {
+        const byId = new Map((await deps.entities.liveByIds(ids)).map((entity) => [entity.id, entity]));
+        return ids.map((id) => byId.get(id) ?? null);
+      },
+      { cache },
+    ),
     /** Whether the viewer follows each user (false for anonymous viewers). */
     followedByViewer: new DataLoader<number, boolean>(
       async (userIds) => {

@@ -320,3 +320,69 @@ describe('reconciling entities a product owns', () => {
     expect(repaired.data.entities[0].reactionGroups).toEqual([{ content: 'EYES', count: 3 }]);
   }, 60_000);
 });
+
+describe('bookmarks of entities a product owns', () => {
+  const BOOKMARK = `mutation($i: SetEntityBookmarkInput!) { setEntityBookmark(input: $i) { entity { id myState { bookmarked } } active changed } }`;
+  const LIST = `query($type: String!, $first: Int, $after: String) {
+    entityBookmarks(type: $type, first: $first, after: $after) { edges { cursor node { __typename id } } pageInfo { hasNextPage endCursor } } }`;
+  const bookmark = (token: string, id: string, active = true, type = 'comment') => t.gql(BOOKMARK, { i: { type, id, active } }, { token });
+
+  it("lists the viewer's own, newest first, to them alone; a deleted one leaves the list", async () => {
+    await register(['bm-1', 'bm-2', 'bm-3', 'bm-4'].map((id) => comment(id)));
+    const [owner, other] = [await t.token(401), await t.token(402)];
+    for (const id of ['bm-1', 'bm-2', 'bm-3', 'bm-4']) expect((await bookmark(owner, id)).data.setEntityBookmark.changed).toBe(true);
+    const again = await bookmark(owner, 'bm-2');
+    expect(again.data.setEntityBookmark).toEqual({ entity: { id: 'bm-2', myState: { bookmarked: true } }, active: true, changed: false });
+    expect((await bookmark(owner, 'bm-2', false)).data.setEntityBookmark.changed).toBe(true);
+    await remove([{ type: 'comment', id: 'bm-4', version: '2' }]);
+
+    // Lists are read from PostgreSQL: once the fact persister wrote the bookmarks.
+    await waitFor(
+      () => t.app.db.relationFact.count({ where: { userId: 401, kind: 'bookmark', active: true } }),
+      (n) => n === 3,
+      { what: 'the bookmarks persisted' },
+    );
+    const first = await t.gql(LIST, { type: 'comment', first: 1 }, { token: owner });
+    expect(first.errors).toBeUndefined();
+    expect(first.data.entityBookmarks.edges.map((e: any) => e.node)).toEqual([{ __typename: 'Comment', id: 'bm-3' }]);
+    const rest = await t.gql(LIST, { type: 'comment', after: first.data.entityBookmarks.pageInfo.endCursor }, { token: owner });
+    expect(rest.data.entityBookmarks.edges.map((e: any) => e.node.id)).toEqual(['bm-1']);
+    expect(rest.data.entityBookmarks.pageInfo.hasNextPage).toBe(false);
+
+    // Another user: their own (empty) list, no way to page the owner's, no trace in the entity's state.
+    expect((await t.gql(LIST, { type: 'comment' }, { token: other })).data.entityBookmarks.edges).toEqual([]);
+    const stolen = await t.gql(LIST, { type: 'comment', after: first.data.entityBookmarks.pageInfo.endCursor }, { token: other });
+    expect(errorCodes(stolen)).toEqual(['BAD_USER_INPUT']);
+    const seen = await t.gql(`query { entities(type: "comment", ids: ["bm-1"]) { myState { bookmarked } } }`, {}, { token: other });
+    expect(seen.data.entities[0].myState).toEqual({ bookmarked: false });
+
+    expect(errorCodes(await t.gql(LIST, { type: 'comment' }))).toEqual(['UNAUTHENTICATED']);
+    expect(errorCodes(await t.gql(LIST, { type: 'video' }, { token: owner }))).toEqual(['BAD_USER_INPUT']);
+    expect(errorCodes(await bookmark(owner, 'v-1', true, 'video'))).toEqual(['BAD_USER_INPUT']);
+    expect(errorCodes(await bookmark(owner, 'bm-4'))).toEqual(['NOT_FOUND']);
+  });
+});
+
+describe("a user's lists of posts", () => {
+  it('hold posts only, never an entity of another type that has the same id', async () => {
+    await register([comment('same-id')]);
+    const { id } = (await t.app.deps.entityCache.get('comment', 'same-id'))!;
+    const posts = await t.createPosts(id);
+    expect(posts).toContain(String(id)); // a post with the comment's id exists
+    const token = await t.token(420);
+    await likeAndReact(token, { type: 'comment', id: 'same-id' }, { type: 'comment', id: 'same-id', content: 'EYES' });
+    await t.gql(`mutation { setEntityBookmark(input: { type: "comment", id: "same-id", active: true }) { changed } }`, {}, { token });
+    await waitFor(
+      () => t.app.db.relationFact.count({ where: { userId: 420, active: true } }),
+      (n) => n === 3,
+      { what: 'persisted' },
+    );
+    const lists = await t.gql(
+      `query { viewer { likedPosts { edges { node { id } } } bookmarks { edges { node { id } } } } }`,
+      {},
+      { token },
+    );
+    expect(lists.errors).toBeUndefined();
+    expect(lists.data.viewer).toEqual({ likedPosts: { edges: [] }, bookmarks: { edges: [] } });
+  });
+});

@@ -80,6 +80,8 @@ export const Mutation: MutationResolvers = {
     content: input.content,
   }),
 
+  setEntityBookmark: (_, { input }, ctx) => setOnEntity(ctx, input, BOOKMARK),
+
   setFollowRelation: async (_, { input }, ctx) => {
     const viewer = requireViewer(ctx);
     const followeeId = parseId(input.userId, 'userId');

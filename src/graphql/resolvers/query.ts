@@ -1,10 +1,13 @@
 import { KINDS } from '../../domain/kinds.js';
+import { BOOKMARK } from '../../domain/relations.js';
 import { badInput } from '../../errors.js';
-import { ownerType } from '../../services/entities.js';
+import { kindTakenBy, ownerType } from '../../services/entities.js';
 import { MAX_IDS_PER_REQUEST, parseId, parseIds, parsePageSize } from '../args.js';
 import { toPage } from '../connection.js';
+import { requireViewer } from '../context.js';
 import type { QueryResolvers } from '../generated.js';
 import { decodePosition, encodePosition } from '../positionCursor.js';
+import { listPage } from './lists.js';
 
 export const Query: QueryResolvers = {
   post: (_, { id }, { loaders }) => loaders.post.load(parseId(id)),
@@ -43,5 +46,18 @@ export const Query: QueryResolvers = {
         return entity;
       }),
     );
+  },
+
+  entityBookmarks: (_, { type, first, after }, ctx) => {
+    // Nobody else may list them, so the list is the viewer's own: no user to name.
+    const viewer = requireViewer(ctx);
+    kindTakenBy(ownerType(type), BOOKMARK);
+    return listPage(ctx, {
+      list: `bookmarks:${type}:${viewer.id}`,
+      first,
+      after,
+      scan: (limit, from) => ctx.deps.lists.entitiesOf(viewer.id, type, BOOKMARK.name, limit, from),
+      load: (ids) => ctx.loaders.ownedEntityById.loadMany(ids), // one deleted since the scan loads as null: left out
+    });
   },
 };
