@@ -201,22 +201,30 @@ export type Mutation = {
    */
   setBookmark?: Maybe<SetBookmarkPayload>;
   /**
-   * Bookmark an entity a product owns for yourself (or remove the bookmark), with setBookmark's
-   * rules: no count, no push, and nobody else can learn of it.
+   * Bookmark an entity a product owns for yourself (or remove the bookmark), with
+   * setEntityRelation's idempotency, budget and errors: no count, no push, and nobody else can
+   * learn of it.
    */
   setEntityBookmark?: Maybe<EntityBookmarkPayload>;
-  /** Set the viewer's reaction on an entity a product owns, with setReaction's rules and errors. */
+  /**
+   * Set the viewer's reaction `content` on an entity a product owns to `active`, with
+   * setEntityRelation's idempotency, budget and errors; in REACTIONS_PER_USER=one mode a new
+   * reaction replaces the viewer's other one in the same step.
+   */
   setEntityReaction?: Maybe<EntityReactionPayload>;
   /**
-   * Set the viewer's like or favourite on an entity a product owns (OwnedEntity), with
-   * setLikeRelation's idempotency, budget and errors; NOT_FOUND for one not registered or deleted.
+   * Set the viewer's like or favourite on an entity a product owns (OwnedEntity) to `active`
+   * (the state you want, not a toggle), idempotent with an `idempotencyKey`; takes a `changes`
+   * token (RATE_LIMITED when none is left); UNAUTHENTICATED without a token; NOT_FOUND for one
+   * not registered or deleted; a retryable INTERNAL_SERVER_ERROR while Redis recovers.
    */
   setEntityRelation?: Maybe<EntityRelationPayload>;
   /**
-   * Follow (or stop following) a user: `active` is the state you want, like setLikeRelation,
-   * with the same idempotency. Following yourself is BAD_USER_INPUT; an unknown user NOT_FOUND.
-   * UNAUTHENTICATED without a token; takes a `changes` token (RATE_LIMITED when none is left);
-   * the same retryable INTERNAL_SERVER_ERROR as setLikeRelation after a Redis loss.
+   * Follow (or stop following) a user: `active` is the state you want, not a toggle, so a retry
+   * can never undo it; with an `idempotencyKey` a retry answers as the first request did.
+   * Following yourself is BAD_USER_INPUT; an unknown user NOT_FOUND. UNAUTHENTICATED without a
+   * token; takes a `changes` token (RATE_LIMITED when none is left); a retryable
+   * INTERNAL_SERVER_ERROR while Redis recovers from a data loss.
    */
   setFollowRelation?: Maybe<FollowRelationPayload>;
   /**
@@ -367,13 +375,13 @@ export type MutationUpdateProfileArgs = {
  * `blog_post` → `BlogPost`), with Tally's fields only.
  */
 export type OwnedEntity = {
-  /** Its counts, as Post.counts (a kind its type does not take reads 0). */
+  /** Its counts by kind, with the instant they are complete up to (a kind its type does not take reads 0). */
   counts: PostCounts;
   /** The owner's id of it. */
   id: Scalars['ID']['output'];
-  /** The viewer's own relations to it, as Post.myState; null without a token. */
+  /** The viewer's own relations to it, always current; null without a token. */
   myState?: Maybe<PostViewerState>;
-  /** Its reactions, as Post.reactionGroups (none when its type takes no reactions). */
+  /** Its reactions in `reactionKinds` order, those counted or the viewer's (none when its type takes no reactions). */
   reactionGroups: Array<ReactionGroup>;
 };
 
@@ -635,9 +643,9 @@ export type RegisterEntitiesPayload = {
 
 /** A user's relation to a post: a like or a favourite, independent of each other. */
 export type RelationKind =
-  /** A favourite: counted in `favs`, listed in `likers(kind: FAV)` and `likedPosts(kind: FAV)`. */
+  /** A favourite: counted in `favs`, listed in `likers(kind: FAV)` and in the user's favourites. */
   | 'FAV'
-  /** A like: counted in `likes`, listed in `likers` and `likedPosts`. */
+  /** A like: counted in `likes`, listed in `likers` and in the user's liked posts. */
   | 'LIKE';
 
 /** What `setBookmark` should make true. */
@@ -670,7 +678,7 @@ export type SetEntityBookmarkInput = {
   active: Scalars['Boolean']['input'];
   /** The owner's id of the entity (NOT_FOUND when not registered or deleted). */
   id: Scalars['ID']['input'];
-  /** As in SetLikeRelationInput. */
+  /** 1 to 255 characters, unique per user action (else BAD_USER_INPUT); reused within 24 h for a different request it is CONFLICT. */
   idempotencyKey?: InputMaybe<Scalars['String']['input']>;
   /** The type's name in ENTITY_TYPES (BAD_USER_INPUT for another, or for one that takes no bookmarks). */
   type: Scalars['String']['input'];
@@ -684,7 +692,7 @@ export type SetEntityReactionInput = {
   content: Scalars['String']['input'];
   /** The owner's id of the entity (NOT_FOUND when not registered or deleted). */
   id: Scalars['ID']['input'];
-  /** As in SetLikeRelationInput. */
+  /** 1 to 255 characters, unique per user action (else BAD_USER_INPUT); reused within 24 h for a different request it is CONFLICT. */
   idempotencyKey?: InputMaybe<Scalars['String']['input']>;
   /** The type's name in ENTITY_TYPES (BAD_USER_INPUT for another, or for one that takes no reactions). */
   type: Scalars['String']['input'];
@@ -696,7 +704,7 @@ export type SetEntityRelationInput = {
   active: Scalars['Boolean']['input'];
   /** The owner's id of the entity (NOT_FOUND when not registered or deleted). */
   id: Scalars['ID']['input'];
-  /** As in SetLikeRelationInput. */
+  /** 1 to 255 characters, unique per user action (else BAD_USER_INPUT); reused within 24 h for a different request it is CONFLICT. */
   idempotencyKey?: InputMaybe<Scalars['String']['input']>;
   /** LIKE or FAV. */
   kind?: InputMaybe<RelationKind>;
