@@ -10,6 +10,7 @@ import { seedWorld, USERS, type World } from './lib/seed.js';
 import { erasureSettings, runErasureScenario } from './scenarios/erasure.js';
 import { erasureCorrect, erasureTable, erasureTargets } from './scenarios/erasureReport.js';
 import * as feed from './scenarios/feed.js';
+import { gatewayRatios, gatewayRows, runGatewayScenario } from './scenarios/gateway.js';
 import { likeRatios, likeRows, runLikeScenario } from './scenarios/likes.js';
 import { liveSettings, runLiveScenario } from './scenarios/live.js';
 import { livePassed, liveRatios, liveTable } from './scenarios/liveReport.js';
@@ -57,6 +58,22 @@ const SCENARIOS: Record<string, Scenario> = {
       const ratios = feed.runtimeRatios(runs);
       const results = { settings: { durationS, warmupS, binaries }, runs };
       return { results, table: formatTable(feed.runtimeRows(runs), ratios), ratios, passed: noFailures(runs) };
+    };
+  },
+  gateway: () => {
+    const { durationS, warmupS } = timing();
+    return async ({ freshEnv, log }) => {
+      log(
+        `gateway: 20 entities a product owns, through an Apollo Gateway and from Tally directly, ${warmupS} s warm-up + ${durationS} s each`,
+      );
+      const runs = await runGatewayScenario({ env: await freshEnv(), durationS, warmupS });
+      const ratios = gatewayRatios(runs);
+      return {
+        results: { method: 'docs/performance.md#through-a-gateway', settings: { durationS, warmupS }, runs },
+        table: formatTable(gatewayRows(runs), ratios),
+        ratios,
+        passed: noFailures(runs),
+      };
     };
   },
   'hot-post': () => {

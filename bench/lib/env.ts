@@ -27,6 +27,8 @@ export async function createBenchEnv() {
   };
 }
 
+export const BENCH_JWT_SECRET = 'bench-secret-0123456789abcdef0123456789';
+
 /** How every server under test runs on `env`: production mode, its database and prefix, no per-user rate limit. */
 export const tallyEnv = (env: BenchEnv): Record<string, string> => ({
   NODE_ENV: 'production',
@@ -36,7 +38,7 @@ export const tallyEnv = (env: BenchEnv): Record<string, string> => ({
   DATABASE_URL: env.databaseUrl,
   REDIS_URL: env.redisUrl,
   REDIS_KEY_PREFIX: env.redisKeyPrefix,
-  JWT_SECRET: 'bench-secret-0123456789abcdef0123456789',
+  JWT_SECRET: BENCH_JWT_SECRET,
   RATE_LIMIT_CHANGES: '1000000',
 });
 

@@ -101,3 +101,26 @@ export const combineRounds = (rounds: readonly LoadResult[]): LoadResult => ({
   failures: total(rounds, 'failures'),
   lastResponseAt: Math.max(...rounds.map((r) => r.lastResponseAt)),
 });
+
+export interface TimedCase {
+  label: string;
+  run(durationS: number): Promise<LoadResult>;
+  /** Waits until what the run left in flight is done. */
+  settle(): Promise<void>;
+}
+
+/** Every case for `durationS` in all, in `rounds` round-robin rounds (every other one backwards when `alternate`), so that a
+ * quieter or busier stretch of the machine falls on every case alike. */
+export async function timeInRounds<C extends TimedCase>(cases: readonly C[], durationS: number, rounds: number, alternate = false) {
+  const results = cases.map((): LoadResult[] => []);
+  for (let round = 1; round <= rounds; round++) {
+    const order = cases.map((_, i) => i);
+    for (const i of alternate && round % 2 === 0 ? order.reverse() : order) {
+      results[i]!.push(await cases[i]!.run(durationS / rounds));
+      await cases[i]!.settle();
+    }
+    const rates = cases.map((c, i) => `${c.label} ${results[i]!.at(-1)!.rps.toFixed(0)}`);
+    console.log(`  round ${round}/${rounds}: ${rates.join(', ')} req/s`);
+  }
+  return results.map((r) => ({ load: combineRounds(r), rounds: r.map((x) => Number(x.rps.toFixed(1))) }));
+}

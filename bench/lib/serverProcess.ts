@@ -6,7 +6,7 @@ import { startPgLikeServer } from '../baselines/pgLikes.js';
 import { serveParent } from './child.js';
 import { type RedisStats, trackRedis } from './redisStats.js';
 
-export type ServerKind = 'tally' | 'apollo-default-feed' | 'naive-feed' | 'prisma-count-feed' | 'jit-feed' | 'pg-likes';
+export type ServerKind = 'tally' | 'apollo-default-feed' | 'naive-feed' | 'prisma-count-feed' | 'jit-feed' | 'pg-likes' | 'gateway';
 type Running = { url: string; redisStats?: () => RedisStats; flush?: () => Promise<number>; stop(): Promise<unknown> };
 
 async function startTally(): Promise<Running> {
@@ -30,6 +30,7 @@ const starters: Record<ServerKind, () => Promise<Running>> = {
   'prisma-count-feed': async () => (await import('../baselines/prismaCountFeed.js')).startPrismaCountFeedServer(process.env),
   'jit-feed': async () => (await import('../baselines/jitFeed.js')).startJitFeedServer(process.env),
   'pg-likes': () => startPgLikeServer(process.env),
+  gateway: async () => (await import('../baselines/productGateway.js')).startProductGateway(process.env),
 };
 
 const kind = process.argv[2] as ServerKind;

@@ -3,7 +3,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import { createFeedRelationTables } from '../baselines/prismaCountFeed.js';
 import { gql } from '../lib/httpPost.js';
-import { combineRounds, type LoadOptions, type LoadResult, runLoad } from '../lib/load.js';
+import { type LoadOptions, type LoadResult, runLoad, timeInRounds } from '../lib/load.js';
 import type { NodeBinary } from '../lib/nodeBinaries.js';
 import { type Ratio, type TableRow, times } from '../lib/report.js';
 import { VIEWER_ID, type World } from '../lib/seed.js';
@@ -127,22 +127,18 @@ function caseRunner({ world, warmupS, durationS }: Options) {
     return { ...c, body, expectBody, redisAlone, redisLoaded };
   };
   type Prepared = Awaited<ReturnType<typeof prepare>>;
-  /** Every case for `durationS` in all, in FEED_ROUNDS round-robin rounds (every other one backwards when `alternate`). */
-  const timeInRounds = async (cases: Prepared[], alternate: boolean) => {
-    const rounds = cases.map((): LoadResult[] => []);
-    for (let round = 1; round <= FEED_ROUNDS; round++) {
-      const order = cases.map((_, i) => i);
-      for (const i of alternate && round % 2 === 0 ? order.reverse() : order) {
-        const { server, body, expectBody } = cases[i]!;
-        rounds[i]!.push(await load(server, body, { durationS: durationS / FEED_ROUNDS, expectBody }));
-        await server.settle();
-      }
-      const rates = cases.map((c, i) => `${c.label} ${rounds[i]!.at(-1)!.rps.toFixed(0)}`);
-      console.log(`  round ${round}/${FEED_ROUNDS}: ${rates.join(', ')} req/s`);
-    }
-    return rounds.map((r) => ({ load: combineRounds(r), rounds: r.map((x) => Number(x.rps.toFixed(1))) }));
-  };
-  return { oneByOne, prepare, timeInRounds };
+  const timed = (cases: readonly Prepared[], alternate: boolean) =>
+    timeInRounds(
+      cases.map(({ server, body, expectBody, label }) => ({
+        label,
+        run: (s: number) => load(server, body, { durationS: s, expectBody }),
+        settle: server.settle,
+      })),
+      durationS,
+      FEED_ROUNDS,
+      alternate,
+    );
+  return { oneByOne, prepare, timeInRounds: timed };
 }
 
 type FeedRun = Awaited<ReturnType<typeof runFeedScenario>>['runs'][number];

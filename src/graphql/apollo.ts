@@ -2,6 +2,7 @@
 import { ApolloServer } from '@apollo/server';
 import {
   ApolloServerPluginCacheControlDisabled,
+  ApolloServerPluginInlineTraceDisabled,
   ApolloServerPluginLandingPageDisabled,
   ApolloServerPluginUsageReportingDisabled,
 } from '@apollo/server/plugin/disabled';
@@ -51,6 +52,9 @@ export function createApollo(
       // No cache hints in this schema: computing them costs on every field of a feed page.
       ApolloServerPluginCacheControlDisabled(),
       ApolloServerPluginUsageReportingDisabled(),
+      // A subgraph would otherwise time every field for any client sending `apollo-federation-include-trace`,
+      // and tell it how long each resolver took; Tally's own metrics report instead.
+      ApolloServerPluginInlineTraceDisabled(),
     ],
     formatError: (formatted, error) =>
       formatError(formatted, error, {

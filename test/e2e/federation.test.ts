@@ -240,6 +240,20 @@ describe('the subgraph endpoint itself', () => {
     expect(sdl.data._service.sdl).not.toMatch(/^\s+(feed|createPost|likedPosts|name)\b/m);
   });
 
+  it.each([
+    ['jit', () => tally],
+    ['graphql-js', () => replica],
+  ])('sends no field traces (ftv1) to a client asking for them (%s)', async (_, app) => {
+    const asked = await app().gql(
+      `query($r: [_Any!]!) { _entities(representations: $r) { ... on Comment { id counts { likes } } } }`,
+      { r: [{ __typename: 'Comment', id: 'p0-c0' }] },
+      { headers: { 'apollo-federation-include-trace': 'ftv1' } },
+    );
+    expect(asked.errors).toBeUndefined();
+    expect(asked.data._entities).toHaveLength(1);
+    expect(asked.extensions?.ftv1).toBeUndefined();
+  });
+
   it('resolves a user Tally never met as one with no relations', async () => {
     const res = await tally.gql(
       `query($r: [_Any!]!) { _entities(representations: $r) { ... on User { id counts { followers likesReceived } } } }`,

@@ -13,6 +13,7 @@ export interface GraphQLResponse<T = any> {
   headers: Headers;
   data?: T;
   errors?: { message: string; path?: (string | number)[]; extensions?: Record<string, any> }[];
+  extensions?: Record<string, any>;
 }
 
 export interface TestApp {

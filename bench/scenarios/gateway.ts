@@ -1,0 +1,170 @@
+// Scenario "gateway" (docs/performance.md, "Through a gateway"): a product's page of 20 of its own entities through an
+// Apollo Gateway against the same page from Tally directly, and Tally's cost per `_entities` batch against
+// `entities(type, ids)` of the same entities — Tally as a subgraph, API and worker in processes of their own.
+import { isDeepStrictEqual } from 'node:util';
+import { createAuth } from '../../src/auth/jwt.js';
+import { waitFor } from '../../test/support/wait.js';
+import { BENCH_JWT_SECRET, type BenchEnv, tallyEnv } from '../lib/env.js';
+import { gql } from '../lib/httpPost.js';
+import { runLoad, timeInRounds } from '../lib/load.js';
+import { type Ratio, type TableRow, times } from '../lib/report.js';
+import { inBatches, range } from '../lib/seed.js';
+import { type ServerHandle, startDeployment, startServer } from '../lib/servers.js';
+import { redisCells, redisPerRequest, versus } from './feed.js';
+
+const [ENTITIES, USERS, VIEWER, CONNECTIONS, ROUNDS] = [20, 40, 1, 16, 3];
+const [TYPE, SERVICE_SECRET] = ['article', 'bench-service-0123456789abcdef0123456789'];
+const [ROUND_TRIPS_TARGET, ENTITIES_TARGET] = [1, 0.9];
+const FIELDS = 'id counts { likes favs } myState { liked faved reactions } reactionGroups { content count viewerHasReacted }';
+const ids = range(0, ENTITIES).map((i) => `p${i}`);
+const CASES = [
+  { id: 'gateway', name: 'gateway: blog posts + Tally fields', via: 'gateway', query: `{ posts { title ${FIELDS} } }`, variables: {} },
+  {
+    id: 'direct',
+    name: `Tally entities(type, ids)`,
+    via: 'tally',
+    query: `query($ids: [ID!]!) { entities(type: "${TYPE}", ids: $ids) { ... on Post { ${FIELDS} } } }`,
+    variables: { ids },
+  },
+  {
+    id: '_entities',
+    name: 'Tally _entities, as the gateway asks',
+    via: 'tally',
+    query: `query($r: [_Any!]!) { _entities(representations: $r) { ... on Post { ${FIELDS} } } }`,
+    variables: { r: ids.map((id) => ({ __typename: 'Post', id })) },
+  },
+] as const;
+type CaseId = (typeof CASES)[number]['id'];
+
+/** Who likes, favs and reacts to what: a fixed spread over USERS users, the viewer among them. */
+const truth = (kinds: readonly string[]) =>
+  ids.map((id, i) => {
+    const users = range(1, USERS);
+    const [likers, favers] = [users.filter((u) => (u + i) % 3 === 0), users.filter((u) => (7 * u + i) % 5 === 0)];
+    const reactions = users.filter((u) => (u + 2 * i) % 4 === 0).map((u) => ({ u, content: kinds[(u + i) % kinds.length]! }));
+    const mine = reactions.filter((r) => r.u === VIEWER).map((r) => r.content);
+    const reactionGroups = kinds
+      .map((content) => ({
+        content,
+        count: reactions.filter((r) => r.content === content).length,
+        viewerHasReacted: mine.includes(content),
+      }))
+      .filter((g) => g.count > 0);
+    const myState = { liked: likers.includes(VIEWER), faved: favers.includes(VIEWER), reactions: mine };
+    return { id, counts: { likes: likers.length, favs: favers.length }, myState, reactionGroups, likers, favers, reactions };
+  });
+type Truth = ReturnType<typeof truth>;
+
+/** Every user's likes, favs and reactions through Tally's API, as a client sends them. */
+async function writeTruth(url: string, expected: Truth, tokens: Map<number, string>) {
+  const writes = expected.flatMap((e) => [
+    ...e.likers.map((u) => ({ u, field: `setEntityRelation(input: { type: "${TYPE}", id: "${e.id}", active: true })` })),
+    ...e.favers.map((u) => ({ u, field: `setEntityRelation(input: { type: "${TYPE}", id: "${e.id}", kind: FAV, active: true })` })),
+    ...e.reactions.map(({ u, content }) => ({
+      u,
+      field: `setEntityReaction(input: { type: "${TYPE}", id: "${e.id}", content: "${content}", active: true })`,
+    })),
+  ]);
+  await inBatches(writes, 32, ({ u, field }) => gql(url, `mutation { ${field} { changed } }`, {}, tokens.get(u)));
+}
+
+/** Registers the entities, writes the truth and waits until Tally's counts hold it; the viewer's token and the page expected. */
+async function seed(api: ServerHandle, worker: ServerHandle) {
+  const auth = createAuth(BENCH_JWT_SECRET, undefined, SERVICE_SECRET);
+  const service = await auth.signService('blog');
+  const entities = ids.map((id) => ({ type: TYPE, id, ownerId: '1', version: '1' }));
+  await gql(
+    api.url,
+    'mutation($e: [EntityRegistration!]!) { registerEntities(input: { entities: $e }) { applied } }',
+    { e: entities },
+    service,
+  );
+  const kinds = (await gql(api.url, '{ reactionKinds { content } }')).data.reactionKinds.map((k: { content: string }) => k.content);
+  const tokens = new Map(await Promise.all(range(1, USERS).map(async (u) => [u, await auth.sign(u)] as const)));
+  const expected = truth(kinds);
+  await writeTruth(api.url, expected, tokens);
+  const page = expected.map(({ id, counts, myState, reactionGroups }) => ({ id, counts, myState, reactionGroups }));
+  const direct = CASES[1];
+  await waitFor(
+    async () => {
+      await worker.flush();
+      return (await gql(api.url, direct.query, direct.variables, tokens.get(VIEWER))).data.entities;
+    },
+    (got) => isDeepStrictEqual(got, page),
+    { timeoutMs: 60_000, intervalMs: 200, what: "Tally's counts of the written truth" },
+  );
+  return { service, viewer: tokens.get(VIEWER)!, page };
+}
+
+export async function runGatewayScenario({ env, durationS, warmupS }: { env: BenchEnv; durationS: number; warmupS: number }) {
+  const serverEnv = { ...tallyEnv(env), GRAPHQL_SCHEMA: 'subgraph', ENTITY_TYPES: `${TYPE}=Post`, SERVICE_SECRET };
+  const tally = await startDeployment(serverEnv);
+  let gateway: ServerHandle | null = null;
+  try {
+    const { service, viewer, page } = await seed(tally.api, tally.worker);
+    gateway = await startServer('gateway', {
+      BENCH_TALLY_URL: tally.api.url,
+      BENCH_SERVICE_TOKEN: service,
+      BENCH_BLOG_POSTS: String(ENTITIES),
+    });
+    const urls = { gateway: gateway.url, tally: tally.api.url };
+    const headers = { authorization: `Bearer ${viewer}` };
+    const prepared = [];
+    for (const c of CASES) {
+      const { data, text } = await gql(urls[c.via], c.query, c.variables, viewer);
+      const rows = (data.posts ?? data.entities ?? data._entities).map(({ title: _, ...row }: { title?: string }) => row);
+      if (!isDeepStrictEqual(rows, page)) throw new Error(`${c.name}: not the written truth: ${text}`);
+      const body = JSON.stringify({ query: c.query, variables: c.variables });
+      const load = (more: { durationS: number }) =>
+        runLoad({ url: urls[c.via], connections: CONNECTIONS, body, headers, expectBody: text, ...more });
+      await load({ durationS: warmupS });
+      // Tally's Redis round trips per page, one page at a time, whichever process the client talks to: the median
+      // page, since the API's own timers (readiness, erased users) share the connection.
+      const pages = [];
+      for (let i = 0; i < 21; i++)
+        pages.push(await redisPerRequest(tally.api, () => gql(urls[c.via], c.query, c.variables, viewer).then(() => 1)));
+      const redis = median(pages);
+      prepared.push({ ...c, redis, label: c.id, run: (s: number) => load({ durationS: s }), settle: tally.api.settle });
+    }
+    const timed = await timeInRounds(prepared, durationS, ROUNDS);
+    return prepared.map(({ id, name, redis }, i) => ({ id, name, redis, ...timed[i]! }));
+  } finally {
+    await gateway?.stop();
+    await tally.stop();
+  }
+}
+
+/** The page whose round trips are the median (the pages' own commands with it). */
+function median(pages: Awaited<ReturnType<typeof redisPerRequest>>[]) {
+  const sorted = pages.filter((p) => p !== null).sort((a, b) => a.roundTrips - b.roundTrips || a.commands - b.commands);
+  return sorted[Math.floor(sorted.length / 2)] ?? null;
+}
+
+type GatewayRun = Awaited<ReturnType<typeof runGatewayScenario>>[number];
+const runOf = (runs: readonly GatewayRun[], id: CaseId) => runs.find((r) => r.id === id)!;
+
+export function gatewayRatios(runs: readonly GatewayRun[]): Ratio[] {
+  const [through, direct, entities] = [runOf(runs, 'gateway'), runOf(runs, 'direct'), runOf(runs, '_entities')];
+  return [
+    {
+      label: `Tally Redis round trips per gateway page of ${ENTITIES} entities`,
+      value: through.redis!.roundTrips,
+      format: (x) => x.toFixed(2),
+      target: ROUND_TRIPS_TARGET,
+      atMost: true,
+      detail: `${through.redis!.commands.toFixed(1)} commands (the median of 21 pages, one at a time)`,
+    },
+    versus(`gateway page of ${ENTITIES} / the same page from Tally directly`, through.load, direct.load),
+    versus(`Tally _entities batch of ${ENTITIES} / entities(type, ids)`, entities.load, direct.load, ENTITIES_TARGET),
+  ];
+}
+
+export const gatewayRows = (runs: readonly GatewayRun[]): TableRow[] =>
+  runs.map((r) => ({
+    scenario: `entities ${ENTITIES}`,
+    server: r.name,
+    ...r.load,
+    ...redisCells(r.redis, null),
+    check: 'written truth',
+    vs: r.id === 'direct' ? 'reference' : `${times(r.load.rps / runOf(runs, 'direct').load.rps)} direct`,
+  }));
