@@ -4,7 +4,19 @@
 -- of `restored:{pN}`. Only the deployment check and recovery write these keys: nothing a
 -- running process recreates by itself can make an empty Redis look ready.
 --- @include "includes/keyNames"
-local readyPartitions = {} -- per call: one EXISTS per partition, however many entities
+local readyPartitions = {} -- per call: one look per partition, however many entities
+
+-- Looks up every partition of `tags` (a set of "{pN}") in one MGET, for a call over many.
+local function readPartitions(prefix, tags)
+  local names, order = {}, {}
+  for tag in pairs(tags) do
+    order[#order + 1] = tag
+    names[#order] = prefix .. KEY.ready .. tag
+  end
+  local raw = redis.call('MGET', unpack(names))
+  for i, tag in ipairs(order) do readyPartitions[tag] = raw[i] ~= false end
+end
+
 local function entityReady(prefix, tag, entity)
   local ready = readyPartitions[tag]
   if ready == nil then

@@ -8,7 +8,7 @@
 --     layout of schema v1, where every chunk was a bitmap: such data reads as it is). A chunk
 --     is promoted from its block once its bitmap (up to its highest bit) plus a key is smaller.
 -- Blocks and the block index are packed id lists (below): a reader fetches every relation's
--- block 0 and block index with one MGET, then one SISMEMBER of the chunk index per relation.
+-- block 0, block index and its id's bitmap chunk with one MGET.
 -- Readers and writers go through these functions only, inside one script: always atomic.
 -- Bitmaps never demote: a chunk that drops back to a few ids keeps at most one plain bitmap.
 local CHUNK_IDS = 32768
@@ -159,29 +159,56 @@ local function isBitmapChunk(keys, chunk)
   return redis.call('SISMEMBER', keys.chunkIndex, chunk) == 1
 end
 
--- Whether `id` is in each relation of `relations` (key tables): one MGET reads every
--- relation's block 0 and block index; only bitmap chunks and blocks past 0 need more.
-local function hasMembers(relations, id)
-  if #relations == 0 then return {} end
+-- Whether the packed list `raw` (as GET returns it; nil when absent) holds `id`: a binary
+-- search over the string itself, no list table (the viewer-state read runs it per relation).
+local function packedHas(raw, id)
+  if not raw then return false end
+  local w = string.byte(raw, 1)
+  local lo, hi = 1, (#raw - 1) / w
+  while lo <= hi do
+    local mid = math.floor((lo + hi) / 2)
+    local at = 2 + (mid - 1) * w
+    local value
+    if w == 4 then
+      local b1, b2, b3, b4 = string.byte(raw, at, at + 3)
+      value = ((b1 * 256 + b2) * 256 + b3) * 256 + b4
+    else
+      value = 0
+      for k = at, at + w - 1 do value = value * 256 + string.byte(raw, k) end
+    end
+    if value == id then return true end
+    if value < id then lo = mid + 1 else hi = mid - 1 end
+  end
+  return false
+end
+
+-- Whether `id` is in each relation of `bases` ("{pN}:<relation>:<type>:<id>"): one MGET reads
+-- every relation's block 0, block index and the bitmap of `id`'s chunk. A bitmap key exists
+-- exactly when its chunk is in the chunk index (promote writes both; neither is ever removed),
+-- so the MGET answers for bitmap chunks without a SISMEMBER; only blocks past 0 need a GET.
+local function hasMembers(prefix, bases, id)
+  if #bases == 0 then return {} end
   local chunk = math.floor(id / CHUNK_IDS)
+  local block, index, bitmap = prefix .. KEY.arrayBlock, prefix .. KEY.arrayIndex, prefix .. KEY.bitmap
+  local inChunk = ':' .. chunk
   local names = {}
-  for _, keys in ipairs(relations) do
-    names[#names + 1] = keys.block .. '0'
-    names[#names + 1] = keys.blockIndex
+  for r, base in ipairs(bases) do
+    names[3 * r - 2] = block .. base .. ':0'
+    names[3 * r - 1] = index .. base
+    names[3 * r] = bitmap .. base .. inChunk
   end
   local raw = redis.call('MGET', unpack(names))
+  local bit = id % CHUNK_IDS
   local answers = {}
-  for r, keys in ipairs(relations) do
-    local block0, index = raw[2 * r - 1], raw[2 * r]
-    local member
-    if isBitmapChunk(keys, chunk) then
-      member = redis.call('GETBIT', keys.bitmap .. chunk, id % CHUNK_IDS) == 1
+  for r, base in ipairs(bases) do
+    local bits, starts = raw[3 * r], raw[3 * r - 1]
+    if bits then
+      local byte = string.byte(bits, math.floor(bit / 8) + 1)
+      answers[r] = byte ~= nil and math.floor(byte / 2 ^ (7 - bit % 8)) % 2 == 1
     else
-      local start = index and startIn(decodeList(index), chunk) or 0
-      local block = decodeList(start == 0 and block0 or redis.call('GET', keys.block .. start))
-      member = contains(block, id)
+      local start = starts and startIn(decodeList(starts), chunk) or 0
+      answers[r] = packedHas(start == 0 and raw[3 * r - 2] or redis.call('GET', block .. base .. ':' .. start), id)
     end
-    answers[r] = member
   end
   return answers
 end
