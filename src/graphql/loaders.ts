@@ -50,9 +50,22 @@ export interface ViewerStateKey {
  * so a page that shows `liked` alone asks about the like alone). An entity's state may hold
  * more kinds than its key asked.
  */
+// The kinds of a key are one of a few shared lists (a selection's, a type's reactions): each is
+// spelled once, not once per entity of a page.
+const kindsKeys = new WeakMap<readonly Relation[], string>();
+function kindsKey(kinds: readonly Relation[]): string {
+  let key = kindsKeys.get(kinds);
+  if (key === undefined) {
+    key = kinds.map((kind) => kind.name).join(',');
+    kindsKeys.set(kinds, key);
+  }
+  return key;
+}
+
 function viewerStateLoader(deps: ApiDeps, viewer: Viewer | null, cache: boolean) {
   async function statesOf(userId: number, type: string, keys: readonly ViewerStateKey[]): Promise<Map<number, ViewerState>> {
-    const asked = [...new Set(keys.flatMap((key) => key.kinds))];
+    // Keys share a few kinds lists: their union, not every key's kinds one by one.
+    const asked = [...new Set([...new Set(keys.map((key) => key.kinds))].flat())];
     const ids = [...new Set(keys.map((key) => key.entity.id))];
     if (asked.length === 0) return new Map(ids.map((id) => [id, NOTHING_HELD]));
     const states = await deps.relations.viewerStates(userId, ids, asked, type);
@@ -80,7 +93,7 @@ function viewerStateLoader(deps: ApiDeps, viewer: Viewer | null, cache: boolean)
       );
       return keys.map((key) => byType.get(key.entity.type)!.get(key.entity.id)!);
     },
-    { cache, cacheKeyFn: (key) => `${entityName(key.entity)}:${key.kinds.map((kind) => kind.name).join(',')}` },
+    { cache, cacheKeyFn: (key) => `${entityName(key.entity)}:${kindsKey(key.kinds)}` },
   );
 }
 

@@ -4,7 +4,7 @@ import type { UserCounts } from '../counters/userCounters.js';
 import type { OwnedEntity } from '../db/entities.js';
 import type { PostModel as StoredPost } from '../db/posts.js';
 import type { UserModel as StoredUser } from '../db/users.js';
-import type { PostRelationKind, Relation } from '../domain/relations.js';
+import type { PostRelationKind } from '../domain/relations.js';
 import type { Page } from './connection.js';
 
 /** A post; a pushed one (subscriptions) carries the counts its flush pass published. */
@@ -40,7 +40,8 @@ export interface LikeRelationPayloadModel {
 
 /** One reaction kind of a post: its count and whether the viewer holds it. */
 export interface ReactionGroupModel {
-  kind: Relation;
+  content: string;
+  emoji: string;
   count: number;
   viewerHasReacted: boolean;
 }
