@@ -4,6 +4,7 @@
 -- of `restored:{pN}`. Only the deployment check and recovery write these keys: nothing a
 -- running process recreates by itself can make an empty Redis look ready.
 --- @include "includes/keyNames"
+--- @include "includes/mget"
 local readyPartitions = {} -- per call: one look per partition, however many entities
 
 -- Looks up every partition of `tags` (a set of "{pN}") in one MGET, for a call over many.
@@ -13,7 +14,7 @@ local function readPartitions(prefix, tags)
     order[#order + 1] = tag
     names[#order] = prefix .. KEY.ready .. tag
   end
-  local raw = redis.call('MGET', unpack(names))
+  local raw = mgetMany(names)
   for i, tag in ipairs(order) do readyPartitions[tag] = raw[i] ~= false end
 end
 

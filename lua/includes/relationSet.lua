@@ -18,6 +18,7 @@ local BLOCK_MAX_IDS = 1024
 local KEY_BYTES = 48
 
 --- @include "includes/keyNames"
+--- @include "includes/mget"
 -- Key names of one relation. `base` is "<relation>:<type>:<id>"; `tag` the partition's "{pN}".
 local function relationKeys(prefix, tag, base)
   local name = tag .. ':' .. base
@@ -197,7 +198,7 @@ local function hasMembers(prefix, bases, id)
     names[3 * r - 1] = index .. base
     names[3 * r] = bitmap .. base .. inChunk
   end
-  local raw = redis.call('MGET', unpack(names))
+  local raw = mgetMany(names)
   local bit = id % CHUNK_IDS
   local answers = {}
   for r, base in ipairs(bases) do

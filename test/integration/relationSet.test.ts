@@ -6,6 +6,7 @@
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EntityRef } from '../../src/domain/entities.js';
+import { KINDS, TYPES } from '../../src/domain/kinds.js';
 import { LIKE } from '../../src/domain/relations.js';
 import { createReadiness } from '../../src/recovery/readiness.js';
 import { createKeys } from '../../src/redis/keys.js';
@@ -203,5 +204,25 @@ describe('relation sets', () => {
       redis.sendCommand = send;
     }
     expect(calls.filter((name) => name === 'evalsha' || name === 'eval')).toHaveLength(1);
+  });
+
+  it('answers a call whose keys exceed what one Lua unpack takes (entities × kinds × 3 keys)', async () => {
+    const posts = Array.from({ length: 300 }, newPost); // 300 × 11 kinds × 3 keys: 9,900 keys
+    const kinds = TYPES.kindsOf('post');
+    expect(posts.length * kinds.length * 3).toBeGreaterThan(8000);
+    const viewer = 91;
+    const heart = KINDS.reaction('HEART')!;
+    for (const [i, post] of posts.entries()) {
+      if (i % 7 === 0) await like(post, viewer);
+      if (i % 5 === 0) await store.setFact({ userId: viewer, entity: post, relation: heart, authorId: 1, active: true });
+    }
+    const states = await store.viewerStates(
+      viewer,
+      posts.map((p) => p.id),
+      kinds,
+    );
+    expect(states.map((s) => [...s!].sort())).toEqual(
+      posts.map((_, i) => [...(i % 7 === 0 ? [LIKE.name] : []), ...(i % 5 === 0 ? [heart.name] : [])].sort()),
+    );
   });
 });
