@@ -2,18 +2,16 @@
 import { Redis } from 'ioredis';
 import { projectPath } from '../src/paths.js';
 import { ADMIN_DATABASE_URL, TEST_REDIS_URL } from '../test/support/env.js';
-import { type BenchEnv, createBenchEnv, intSetting, tallyEnv } from './lib/env.js';
-import { loadAverage, machineInfo } from './lib/machine.js';
-import { nodeBinaries } from './lib/nodeBinaries.js';
-import { formatTable, type Ratio, targetsOf, writeResults } from './lib/report.js';
+import { type BenchEnv, createBenchEnv, intSetting, nodeBinaries, tallyEnv } from './lib/env.js';
+import { CONNECTIONS, ROUNDS } from './lib/load.js';
+import { formatTable, loadAverage, machineInfo, type Ratio, type TableRow, targetsOf, writeResults } from './lib/report.js';
 import { seedWorld, USERS, type World } from './lib/seed.js';
-import { erasureSettings, runErasureScenario } from './scenarios/erasure.js';
-import { erasureCorrect, erasureTable, erasureTargets } from './scenarios/erasureReport.js';
+import { erasureCorrect, erasureSettings, erasureTable, erasureTargets, runErasureScenario } from './scenarios/erasure.js';
 import * as feed from './scenarios/feed.js';
 import { gatewayRatios, gatewayRows, runGatewayScenario } from './scenarios/gateway.js';
 import { likeRatios, likeRows, runLikeScenario } from './scenarios/likes.js';
 import { liveSettings, runLiveScenario } from './scenarios/live.js';
-import { livePassed, liveRatios, liveTable } from './scenarios/liveReport.js';
+import { livePassed, liveRatios, liveTable } from './scenarios/liveMeasure.js';
 import { memoryDb, memoryRatios, memoryTable, runMemoryScenario } from './scenarios/memory.js';
 
 /** `targets`: as the JSON lists them, when they are not the ratios'; `passed` false: a count was off or a request failed. */
@@ -33,18 +31,29 @@ const timing = () => {
   return { durationS, warmupS: Math.min(2, durationS) };
 };
 const noFailures = (runs: { load: { failures: number } }[]) => runs.every((r) => r.load.failures === 0);
-const { PAGES, FEED_SERVERS, FEED_CONNECTIONS, FEED_ROUNDS } = feed;
+/** A scenario whose results are `{ runs }`-like, shown as TableRows with their ratios. */
+const rowsOutcome = (
+  results: unknown,
+  runs: { load: { failures: number } }[],
+  rows: TableRow[],
+  ratios: Ratio[],
+  passed = noFailures(runs),
+) => ({
+  results,
+  table: formatTable(rows, ratios),
+  ratios,
+  passed,
+});
 
 const SCENARIOS: Record<string, Scenario> = {
   feed: () => {
     const { durationS, warmupS } = timing();
     return async ({ world, log }) => {
-      const each = `${FEED_CONNECTIONS} connections, ${warmupS} s warm-up + ${durationS} s each in ${FEED_ROUNDS} rounds`;
-      log(`feed: pages of ${PAGES.join(' and ')} posts, ${FEED_SERVERS.length} servers, ${each}`);
+      const each = `${CONNECTIONS} connections, ${warmupS} s warm-up + ${durationS} s each in ${ROUNDS} rounds`;
+      log(`feed: pages of ${feed.PAGES.join(' and ')} posts, ${feed.FEED_SERVERS.length} servers, ${each}`);
       const run = await feed.runFeedScenario({ ...(await world()), durationS, warmupS });
-      const ratios = feed.feedRatios(run.runs, run.roundTripsByPage);
-      const settings = { durationS, warmupS, pages: PAGES, servers: FEED_SERVERS, connections: FEED_CONNECTIONS };
-      return { results: { settings, ...run }, table: formatTable(feed.feedRows(run.runs), ratios), ratios, passed: noFailures(run.runs) };
+      const settings = { durationS, warmupS, pages: feed.PAGES, servers: feed.FEED_SERVERS, connections: CONNECTIONS };
+      return rowsOutcome({ settings, ...run }, run.runs, feed.feedRows(run.runs), feed.feedRatios(run.runs, run.roundTripsByPage));
     };
   },
   runtimes: () => {
@@ -52,12 +61,11 @@ const SCENARIOS: Record<string, Scenario> = {
     const binaries = nodeBinaries(); // found (or installed) before anything is created
     if (binaries.length === 0) return null;
     return async ({ world, log }) => {
-      const nodes = binaries.map((b) => `Node ${b.version} (${b.path})`).join(' vs ');
-      log(`runtimes: Tally's feed, pages of ${PAGES.join(' and ')}, on ${nodes}`);
+      log(
+        `runtimes: Tally's feed, pages of ${feed.PAGES.join(' and ')}, on ${binaries.map((b) => `Node ${b.version} (${b.path})`).join(' vs ')}`,
+      );
       const runs = await feed.runRuntimeScenario({ ...(await world()), binaries, durationS, warmupS });
-      const ratios = feed.runtimeRatios(runs);
-      const results = { settings: { durationS, warmupS, binaries }, runs };
-      return { results, table: formatTable(feed.runtimeRows(runs), ratios), ratios, passed: noFailures(runs) };
+      return rowsOutcome({ settings: { durationS, warmupS, binaries }, runs }, runs, feed.runtimeRows(runs), feed.runtimeRatios(runs));
     };
   },
   gateway: () => {
@@ -67,13 +75,8 @@ const SCENARIOS: Record<string, Scenario> = {
         `gateway: 20 entities a product owns, through an Apollo Gateway and from Tally directly, ${warmupS} s warm-up + ${durationS} s each`,
       );
       const runs = await runGatewayScenario({ env: await freshEnv(), durationS, warmupS });
-      const ratios = gatewayRatios(runs);
-      return {
-        results: { method: 'docs/performance.md#through-a-gateway', settings: { durationS, warmupS }, runs },
-        table: formatTable(gatewayRows(runs), ratios),
-        ratios,
-        passed: noFailures(runs),
-      };
+      const results = { method: 'docs/performance.md#through-a-gateway', settings: { durationS, warmupS }, runs };
+      return rowsOutcome(results, runs, gatewayRows(runs), gatewayRatios(runs));
     };
   },
   'hot-post': () => {
@@ -81,9 +84,8 @@ const SCENARIOS: Record<string, Scenario> = {
     return async ({ world, log }) => {
       log(`hot post: ${likes} distinct users like one post, per server; on Tally they also react to another, 8 kinds mixed`);
       const like = await runLikeScenario({ ...(await world()), likes });
-      const ratios = likeRatios(like.runs);
       const passed = like.runs.every((r) => r.exact) && noFailures(like.runs);
-      return { results: like, table: formatTable(likeRows(like.runs, like.likes), ratios), ratios, passed };
+      return rowsOutcome(like, like.runs, likeRows(like.runs, like.likes), likeRatios(like.runs), passed);
     };
   },
   memory: () => {
@@ -109,12 +111,18 @@ const SCENARIOS: Record<string, Scenario> = {
     const settings = erasureSettings();
     return async ({ freshEnv, log }) => {
       const env = await freshEnv();
-      const { likes, feedPerS, likesPerS } = settings;
-      log(`account erasure: a victim with ${likes} likes, erased under ${feedPerS} feed pages/s + ${likesPerS} likes/s`);
+      log(
+        `account erasure: a victim with ${settings.likes} likes, erased under ${settings.feedPerS} feed pages/s + ${settings.likesPerS} likes/s`,
+      );
       const erasure = await runErasureScenario({ env, settings, log: console.log });
       // A count off or something of the victim left fails the run; a slowdown is measured, not a failure.
-      const [table, targets, passed] = [erasureTable(erasure), erasureTargets(erasure), erasureCorrect(erasure)];
-      return { results: erasure, table, ratios: [], targets, passed };
+      return {
+        results: erasure,
+        table: erasureTable(erasure),
+        ratios: [],
+        targets: erasureTargets(erasure),
+        passed: erasureCorrect(erasure),
+      };
     };
   },
 };

@@ -1,14 +1,74 @@
-// What the hand-written baselines share: the viewer, DateTime, unsigned keyset cursors, set-up SQL.
-import { ApolloServer, type ApolloServerOptionsWithTypeDefs } from '@apollo/server';
+// What the baselines share: Tally's core for (a) and (d), the node:http front, the viewer, DateTime, keyset cursors, set-up SQL.
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { ApolloServer, type ApolloServerOptionsWithTypeDefs, HeaderMap } from '@apollo/server';
 import { GraphQLScalarType } from 'graphql';
 import pg from 'pg';
+import { createApp } from '../../src/app.js';
 import { createAuth, type Viewer } from '../../src/auth/jwt.js';
-import { serveGraphQL } from '../lib/graphqlHttp.js';
+import { loadConfig } from '../../src/config.js';
+import { createContextFactory } from '../../src/graphql/context.js';
+import type { RedisClient } from '../../src/redis/client.js';
+import { trackRoundTrips } from '../../src/redis/roundTrips.js';
+import { createRequestScope, requestIdFrom } from '../../src/requestScope.js';
 
 export const POOL_SIZE = 10; // Tally's Prisma pool size
 export type ViewerContext = { viewer: Viewer | null };
+export type RedisStats = { roundTrips: number; commands: number };
 
-/** Apollo Server with its defaults behind bench/lib/graphqlHttp.ts, the bearer token's viewer in its context; `close` after it stops. */
+/** Round trips (socket writes, Tally's tracker) and commands (ioredis sendCommand calls) on a server's own connection. */
+export function trackRedis(redis: RedisClient, roundTrips = trackRoundTrips(redis)): () => RedisStats {
+  let commands = 0;
+  const client = redis as unknown as { sendCommand: (...args: unknown[]) => unknown };
+  const send = client.sendCommand.bind(client);
+  client.sendCommand = (...args: unknown[]) => {
+    commands += 1;
+    return send(...args);
+  };
+  return () => ({ roundTrips: roundTrips.count, commands });
+}
+
+/** Tally's ApiDeps, request context and Redis counters for the baselines (a) and (d); its own HTTP port stays idle. */
+export async function startTallyCore(env: NodeJS.ProcessEnv) {
+  const app = createApp(loadConfig({ ...env, ROLE: 'api' }));
+  const redisStats = trackRedis(app.redis, app.redisRoundTrips);
+  await app.start();
+  const context = createContextFactory(app.deps);
+  const scopeOf = (req: IncomingMessage) =>
+    createRequestScope(requestIdFrom(req.headers['x-request-id']), req.socket.remoteAddress ?? 'unknown');
+  return { contextOf: (req: IncomingMessage) => context(req.headers.authorization, scopeOf(req)), redisStats, stop: () => app.stop() };
+}
+
+export async function readJson(req: IncomingMessage): Promise<any> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req as AsyncIterable<Buffer>) chunks.push(chunk);
+  const text = Buffer.concat(chunks).toString('utf8');
+  return text === '' ? undefined : JSON.parse(text);
+}
+
+/** Serves `handle` on HOST:PORT of `env`; a handler that throws answers `statusOf(error)`. */
+export async function listenHttp(
+  env: NodeJS.ProcessEnv,
+  handle: (req: IncomingMessage, res: ServerResponse) => Promise<void>,
+  statusOf: (error: unknown) => number = () => 500,
+) {
+  const http = createServer((req, res) => {
+    handle(req, res).catch((error: unknown) => {
+      if (res.headersSent) return void res.end();
+      res.writeHead(statusOf(error), { 'content-type': 'application/json; charset=utf-8' });
+      res.end(JSON.stringify({ errors: [{ message: String((error as Error).message ?? error) }] }));
+    });
+  });
+  const host = env.HOST || '127.0.0.1';
+  await new Promise<void>((resolve, reject) => http.once('error', reject).listen(Number(env.PORT ?? 0), host, resolve));
+  return {
+    url: `http://${host}:${(http.address() as AddressInfo).port}`,
+    stop: () => new Promise<void>((resolve) => http.close(() => resolve()).closeIdleConnections()),
+  };
+}
+
+/** Apollo Server with its defaults behind listenHttp (executeHTTPGraphQLRequest, as Tally's own HTTP server uses it), the bearer
+ * token's viewer in its context; `close` after it stops. */
 export async function serveWithViewer(
   env: NodeJS.ProcessEnv,
   typeDefs: string,
@@ -17,8 +77,31 @@ export async function serveWithViewer(
 ) {
   const auth = createAuth(env.JWT_SECRET!);
   const apollo = new ApolloServer<ViewerContext>({ typeDefs, resolvers });
-  const server = await serveGraphQL(env, apollo, async (authorization) => ({ viewer: await auth.viewerFrom(authorization) }));
-  return { url: server.url, stop: () => server.stop().then(close) };
+  await apollo.start();
+  const http = await listenHttp(env, async (req, res) => {
+    const headers = new HeaderMap();
+    for (const [key, value] of Object.entries(req.headers)) {
+      if (value !== undefined) headers.set(key, Array.isArray(value) ? value.join(', ') : value);
+    }
+    const search = new URL(req.url ?? '/', 'http://localhost').search;
+    const response = await apollo.executeHTTPGraphQLRequest({
+      httpGraphQLRequest: { method: req.method ?? 'GET', headers, search, body: await readJson(req) },
+      context: async () => ({ viewer: await auth.viewerFrom(req.headers.authorization) }),
+    });
+    for (const [key, value] of response.headers) res.setHeader(key, value);
+    res.statusCode = response.status ?? 200;
+    if (response.body.kind === 'complete') return void res.end(response.body.string);
+    for await (const chunk of response.body.asyncIterator) res.write(chunk);
+    res.end();
+  });
+  return {
+    url: http.url,
+    stop: () =>
+      http
+        .stop()
+        .then(() => apollo.stop())
+        .then(close),
+  };
 }
 
 export const DateTime = new GraphQLScalarType<Date, string>({ name: 'DateTime', serialize: (value) => (value as Date).toISOString() });

@@ -1,5 +1,6 @@
-// Closed-loop load with autocannon, from the parent process: a fixed duration, or a fixed number of requests.
+// Closed-loop load with autocannon from the parent process, and the one case/round timing path of feed, runtimes and gateway.
 import autocannon from 'autocannon';
+import type { ServerHandle } from './servers.js';
 
 export interface LoadOptions {
   url: string;
@@ -58,11 +59,6 @@ export async function runLoad(options: LoadOptions) {
   };
 }
 
-const SET_LIKE = 'mutation Like($i: SetLikeRelationInput!) { setLikeRelation(input: $i) { changed } }';
-/** A client's like of `postId`; its answer says `"changed":true` when it counted. */
-export const likeBody = (postId: number | string) =>
-  JSON.stringify({ query: SET_LIKE, variables: { i: { postId: String(postId), active: true } } });
-
 /** Sends each request once, in order, at `connections`, with its user's bearer token. */
 export function sendAll(
   url: string,
@@ -80,19 +76,43 @@ export function sendAll(
 
 /** Every user's first request, not timed (Tally creates and caches the user). */
 export async function firstSight(url: string, tokens: readonly string[]) {
+  const body = JSON.stringify({ query: '{ __typename }' });
   const { failures } = await sendAll(
     url,
-    tokens.map((token) => ({ body: JSON.stringify({ query: '{ __typename }' }), token })),
+    tokens.map((token) => ({ body, token })),
     32,
   );
   if (failures > 0) throw new Error(`${failures} first-sight requests failed`);
 }
 
+/** Redis round trips and commands per request over `work` (resolving with its request count); null without Redis. */
+export async function redisPerRequest(server: ServerHandle, work: () => Promise<number>) {
+  const before = await server.redisStats();
+  const requests = await work();
+  const after = await server.redisStats();
+  if (!before || !after) return null;
+  return { roundTrips: (after.roundTrips - before.roundTrips) / requests, commands: (after.commands - before.commands) / requests };
+}
+
+export const [CONNECTIONS, ROUNDS] = [16, 3];
+/** A timed request: every answer must be `expectBody`; `settle` waits until what a run left in flight is done. */
+export type TimedCase = {
+  label: string;
+  url: string;
+  body: string;
+  headers: Record<string, string>;
+  expectBody: string;
+  settle(): Promise<void>;
+};
+export const loadCase = (c: TimedCase, more: Partial<LoadOptions>) =>
+  runLoad({ url: c.url, connections: CONNECTIONS, body: c.body, headers: c.headers, expectBody: c.expectBody, ...more });
+export const warmUp = (c: TimedCase, seconds: number) => loadCase(c, { durationS: seconds }).then(c.settle);
+
 const median = (values: readonly number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 const total = (rounds: readonly LoadResult[], key: 'requests' | 'durationS' | 'failures') => rounds.reduce((n, r) => n + r[key], 0);
 
 /** Rounds of one case as one result: req/s over their summed time, the median round's p50 and p99. */
-export const combineRounds = (rounds: readonly LoadResult[]): LoadResult => ({
+const combineRounds = (rounds: readonly LoadResult[]): LoadResult => ({
   requests: total(rounds, 'requests'),
   durationS: total(rounds, 'durationS'),
   rps: total(rounds, 'requests') / total(rounds, 'durationS'),
@@ -102,25 +122,18 @@ export const combineRounds = (rounds: readonly LoadResult[]): LoadResult => ({
   lastResponseAt: Math.max(...rounds.map((r) => r.lastResponseAt)),
 });
 
-export interface TimedCase {
-  label: string;
-  run(durationS: number): Promise<LoadResult>;
-  /** Waits until what the run left in flight is done. */
-  settle(): Promise<void>;
-}
-
-/** Every case for `durationS` in all, in `rounds` round-robin rounds (every other one backwards when `alternate`), so that a
+/** Every case for `durationS` in all, in ROUNDS round-robin rounds (every other one backwards when `alternate`), so that a
  * quieter or busier stretch of the machine falls on every case alike. */
-export async function timeInRounds<C extends TimedCase>(cases: readonly C[], durationS: number, rounds: number, alternate = false) {
+export async function timeInRounds<C extends TimedCase>(cases: readonly C[], durationS: number, alternate = false) {
   const results = cases.map((): LoadResult[] => []);
-  for (let round = 1; round <= rounds; round++) {
+  for (let round = 1; round <= ROUNDS; round++) {
     const order = cases.map((_, i) => i);
     for (const i of alternate && round % 2 === 0 ? order.reverse() : order) {
-      results[i]!.push(await cases[i]!.run(durationS / rounds));
+      results[i]!.push(await loadCase(cases[i]!, { durationS: durationS / ROUNDS }));
       await cases[i]!.settle();
     }
     const rates = cases.map((c, i) => `${c.label} ${results[i]!.at(-1)!.rps.toFixed(0)}`);
-    console.log(`  round ${round}/${rounds}: ${rates.join(', ')} req/s`);
+    console.log(`  round ${round}/${ROUNDS}: ${rates.join(', ')} req/s`);
   }
   return results.map((r) => ({ load: combineRounds(r), rounds: r.map((x) => Number(x.rps.toFixed(1))) }));
 }

@@ -1,6 +1,10 @@
-// The bench's one table printer, its ratio lines with their targets, and the results JSON.
+// The bench's one table printer, its ratio lines with their targets, and the results JSON with what they were measured on.
 import { mkdir, writeFile } from 'node:fs/promises';
+import os from 'node:os';
 import { dirname } from 'node:path';
+import { Redis } from 'ioredis';
+import pg from 'pg';
+import { inGroups } from './seed.js';
 
 export interface TableRow {
   scenario: string;
@@ -67,7 +71,56 @@ export function ratioLine(r: Ratio): string {
   return `${r.label} = ${show(r.value)}${target}  (${r.detail})`;
 }
 
+/** `run`'s throughput over `base`'s, with both p99s. */
+export const versus = (label: string, run: Throughput, base: Throughput, target?: number, extra = ''): Ratio => ({
+  label,
+  value: run.rps / base.rps,
+  detail: `req/s; p99 ${run.p99Ms} ms vs ${base.p99Ms} ms${extra}`,
+  ...(target !== undefined && { target }),
+});
+type Throughput = { rps: number; p99Ms: number };
+
+type PerRequest = { roundTrips: number; commands: number } | null;
+/** A table row's Redis columns. */
+export const redisCells = (alone: PerRequest, loaded: PerRequest) => ({
+  ...(alone && { rtAlone: alone.roundTrips }),
+  ...(loaded && { rtLoaded: loaded.roundTrips, commands: loaded.commands }),
+});
+
 export async function writeResults(path: string, results: unknown): Promise<void> {
   await mkdir(dirname(path), { recursive: true });
   await writeFile(path, `${JSON.stringify(results, null, 2)}\n`);
+}
+
+export const loadAverage = () => os.loadavg().map((x) => Number(x.toFixed(2)));
+
+/** The Redis server's version and the values of `names`, in the order CONFIG GET gives them. */
+export async function redisSettings(redis: Redis, names: string[]) {
+  const version = /redis_version:(\S+)/.exec(await redis.info('server'))?.[1] ?? 'unknown';
+  return { version, ...Object.fromEntries(inGroups((await redis.call('CONFIG', 'GET', ...names)) as string[], 2)) };
+}
+
+/** What the numbers were measured on: they only compare within one run on one machine. */
+export async function machineInfo(databaseUrl: string, redisUrl: string) {
+  const redis = new Redis(redisUrl);
+  const db = new pg.Client({ connectionString: databaseUrl });
+  await db.connect();
+  try {
+    const settings = async (names: string[]) =>
+      Object.fromEntries(await Promise.all(names.map(async (name) => [name, (await db.query(`SHOW ${name}`)).rows[0]?.[name] as string])));
+    return {
+      date: new Date().toISOString(),
+      node: process.version,
+      cpus: os.cpus().length,
+      cpuModel: os.cpus()[0]?.model ?? 'unknown',
+      platform: `${os.platform()} ${os.release()} ${os.arch()}`,
+      memoryGiB: Math.round(os.totalmem() / 2 ** 30),
+      loadAverageStart: loadAverage(),
+      redis: await redisSettings(redis, ['appendonly', 'appendfsync', 'save']),
+      postgres: { version: (await settings(['server_version'])).server_version, ...(await settings(['synchronous_commit', 'fsync'])) },
+    };
+  } finally {
+    redis.disconnect();
+    await db.end();
+  }
 }

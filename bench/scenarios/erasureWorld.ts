@@ -2,7 +2,7 @@
 import type { Redis } from 'ioredis';
 import type pg from 'pg';
 import type { Keys } from '../../src/redis/keys.js';
-import { gql } from '../lib/httpPost.js';
+import { gql } from '../lib/http.js';
 import { inBatches, inGroups, openSeeder, range } from '../lib/seed.js';
 
 export const VICTIM = 1;

@@ -1,18 +1,15 @@
-// Scenario "gateway" (docs/performance.md, "Through a gateway"): a product's page of 20 of its own entities through an
-// Apollo Gateway against the same page from Tally directly, and Tally's cost per `_entities` batch against
-// `entities(type, ids)` of the same entities — Tally as a subgraph, API and worker in processes of their own.
+// Scenario "gateway": a product's page of 20 of its own entities through an Apollo Gateway, and from Tally directly.
 import { isDeepStrictEqual } from 'node:util';
 import { createAuth } from '../../src/auth/jwt.js';
 import { waitFor } from '../../test/support/wait.js';
 import { BENCH_JWT_SECRET, type BenchEnv, tallyEnv } from '../lib/env.js';
-import { gql } from '../lib/httpPost.js';
-import { runLoad, timeInRounds } from '../lib/load.js';
-import { type Ratio, type TableRow, times } from '../lib/report.js';
+import { gql } from '../lib/http.js';
+import { redisPerRequest, timeInRounds, warmUp } from '../lib/load.js';
+import { type Ratio, redisCells, type TableRow, times, versus } from '../lib/report.js';
 import { inBatches, range } from '../lib/seed.js';
 import { type ServerHandle, startDeployment, startServer } from '../lib/servers.js';
-import { redisCells, redisPerRequest, versus } from './feed.js';
 
-const [ENTITIES, USERS, VIEWER, CONNECTIONS, ROUNDS] = [20, 40, 1, 16, 3];
+const [ENTITIES, USERS, VIEWER] = [20, 40, 1];
 const [TYPE, SERVICE_SECRET] = ['article', 'bench-service-0123456789abcdef0123456789'];
 const [ROUND_TRIPS_TARGET, ENTITIES_TARGET] = [1, 0.9];
 const FIELDS = 'id counts { likes favs } myState { liked faved reactions } reactionGroups { content count viewerHasReacted }';
@@ -115,18 +112,15 @@ export async function runGatewayScenario({ env, durationS, warmupS }: { env: Ben
       const rows = (data.posts ?? data.entities ?? data._entities).map(({ title: _, ...row }: { title?: string }) => row);
       if (!isDeepStrictEqual(rows, page)) throw new Error(`${c.name}: not the written truth: ${text}`);
       const body = JSON.stringify({ query: c.query, variables: c.variables });
-      const load = (more: { durationS: number }) =>
-        runLoad({ url: urls[c.via], connections: CONNECTIONS, body, headers, expectBody: text, ...more });
-      await load({ durationS: warmupS });
-      // Tally's Redis round trips per page, one page at a time, whichever process the client talks to: the median
-      // page, since the API's own timers (readiness, erased users) share the connection.
+      const timed = { ...c, label: c.id, url: urls[c.via], body, headers, expectBody: text, settle: tally.api.settle };
+      await warmUp(timed, warmupS);
+      // The median page's round trips, one page at a time: the API's own timers (readiness, erased users) share the connection.
       const pages = [];
       for (let i = 0; i < 21; i++)
-        pages.push(await redisPerRequest(tally.api, () => gql(urls[c.via], c.query, c.variables, viewer).then(() => 1)));
-      const redis = median(pages);
-      prepared.push({ ...c, redis, label: c.id, run: (s: number) => load({ durationS: s }), settle: tally.api.settle });
+        pages.push(await redisPerRequest(tally.api, () => gql(timed.url, c.query, c.variables, viewer).then(() => 1)));
+      prepared.push({ ...timed, redis: median(pages) });
     }
-    const timed = await timeInRounds(prepared, durationS, ROUNDS);
+    const timed = await timeInRounds(prepared, durationS);
     return prepared.map(({ id, name, redis }, i) => ({ id, name, redis, ...timed[i]! }));
   } finally {
     await gateway?.stop();

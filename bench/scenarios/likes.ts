@@ -4,11 +4,11 @@ import { createAuth } from '../../src/auth/jwt.js';
 import { KINDS } from '../../src/domain/kinds.js';
 import { countLikeRows, resetLikeTables } from '../baselines/pgLikes.js';
 import { graphqlReader, measureFreshness, startCountPoller } from '../lib/freshness.js';
-import { firstSight, likeBody, sendAll } from '../lib/load.js';
-import { type Ratio, type TableRow, times } from '../lib/report.js';
+import { changed, likeBody } from '../lib/http.js';
+import { firstSight, redisPerRequest, sendAll } from '../lib/load.js';
+import { type Ratio, redisCells, type TableRow, times, versus } from '../lib/report.js';
 import { USERS, type World } from '../lib/seed.js';
 import { startServer } from '../lib/servers.js';
-import { redisCells, redisPerRequest, versus } from './feed.js';
 
 const LIKE_CONNECTIONS = 32;
 const WATCH_AFTER_S = 10; // how long after the last acknowledgement the count may take to include every like
@@ -68,7 +68,7 @@ export async function runLikeScenario(opts: { serverEnv: Record<string, string>;
       let load!: Awaited<ReturnType<typeof sendAll>>;
       // Tally: the API connection's round trips and commands per like (the poller's reads go through it too).
       const acknowledged = (body: string) => {
-        if (body.includes('"changed":true')) acks.push(performance.now());
+        if (changed(body)) acks.push(performance.now());
       };
       const redisLoaded = await redisPerRequest(server, async () => {
         load = await sendAll(server.url, likes, LIKE_CONNECTIONS, acknowledged);

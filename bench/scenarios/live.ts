@@ -1,24 +1,68 @@
-// Scenario "live counts" (docs/performance.md, "Live counts"): one loop of likes and what the clients saw of them, run
-// with no clients, with sockets, with pollers.
+// Scenario "live counts": one loop of likes and what the clients saw of them, run with no clients, with sockets, with pollers.
 import { performance } from 'node:perf_hooks';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { random, shuffled } from '../../prisma/random.js';
 import { loadConfig } from '../../src/config.js';
 import { waitFor } from '../../test/support/wait.js';
-import { type BenchEnv, tallyEnv } from '../lib/env.js';
+import { type BenchEnv, intSetting, tallyEnv } from '../lib/env.js';
 import { sum } from '../lib/freshness.js';
+import { likeBody } from '../lib/http.js';
+import type { ClientSpec, LiveCommands } from '../lib/liveClientProcess.js';
 import { firstSight, runLoad } from '../lib/load.js';
 import { bucketPercentile, histogram, metric, metricsText } from '../lib/metrics.js';
 import { cpuBetween, cpuSeconds, idle, openFilesLimit, readCpu, rssBytes } from '../lib/procStats.js';
 import { openSeeder, range } from '../lib/seed.js';
-import { startDeployment } from '../lib/servers.js';
-import { waitForQuiet } from '../lib/waitFor.js';
+import { entryOf, type ServerHandle, startChild, startDeployment, waitForQuiet } from '../lib/servers.js';
 import * as m from './liveMeasure.js';
 
-export { LIVE_POSTS, liveSettings, WATCHED } from './liveMeasure.js';
-export const POLL_INTERVAL_MS = 1000;
+export const [LIVE_POSTS, WATCHED, POLL_INTERVAL_MS] = [100, 20, 1000]; // posts; posts each client watches
+const WATCH = 'subscription($ids: [ID!]!) { postCountsChanged(postIds: $ids) { id counts { likes favs asOf } } }';
+export const POLL = 'query($ids: [ID!]!) { posts(ids: $ids) { id counts { likes favs asOf } } }';
+const OPEN_BATCH = 500;
+/** Like j is user FIRST_LIKER + j % LIKERS on post (j + ⌊j / LIKERS⌋) % 100: a new (user, post) pair for j < 100 × LIKERS. */
+const [FIRST_LIKER, LIKERS] = [1000, 1000];
 const [WARMUP_S, FULL_LOAD_CONNECTIONS, FULL_LOAD_S, WATCH_AFTER_MS] = [3, 16, 5, 30_000];
 const FAN_OUT_LAG = 'tally_live_fan_out_lag_seconds';
 
 export type LiveResults = Awaited<ReturnType<typeof runLiveScenario>>;
+type Log = (line: string) => void;
+
+export function liveSettings() {
+  const sockets = intSetting('BENCH_LIVE_SOCKETS', 10_000, 100_000);
+  return {
+    sockets,
+    pollers: intSetting('BENCH_LIVE_POLLERS', 200, 100_000),
+    likesPerS: intSetting('BENCH_LIVE_LIKES_PER_S', 200, 10_000),
+    durationS: intSetting('BENCH_LIVE_DURATION_S', 30, 3600),
+    clientProcesses: intSetting('BENCH_LIVE_CLIENT_PROCESSES', 2, 64),
+    sampledSockets: Math.min(200, sockets), // timed sockets, in a client process of their own
+  };
+}
+
+/** One load-generator process (bench/lib/liveClientProcess.ts); `openFiles`: one per socket or poller, and some. */
+async function startClients(name: string, openFiles: number) {
+  const child = await startChild(`live clients ${name}`, process.execPath, entryOf('liveClientProcess'), {
+    openFiles,
+    readyWithinMs: 30_000,
+  });
+  type Answer<C extends keyof LiveCommands> = Awaited<ReturnType<LiveCommands[C]>>;
+  const call = <C extends keyof LiveCommands>(cmd: C, ...args: Parameters<LiveCommands[C]>) => child.call<Answer<C>>(cmd, args[0]);
+  return { name, pid: child.pid, call, stop: child.stop };
+}
+type Clients = Awaited<ReturnType<typeof startClients>>;
+
+/** The API's memory before `connect` and with what it connected, settled for 3 s: RSS, and heap used + external after a GC. */
+async function memoryAround(api: ServerHandle, connect: () => Promise<unknown>): Promise<m.MemoryAround> {
+  const memory = async () => {
+    const m = await api.memory();
+    if (!m.collected) throw new Error('the API was started without --expose-gc');
+    return { live: m.heapUsed + m.external, rss: rssBytes(api.pid) };
+  };
+  const before = await memory();
+  await connect();
+  await sleep(3000);
+  return { before, withClients: await memory() };
+}
 
 /** LIVE_POSTS posts by 10 authors, and the likers' tokens. */
 async function seedPosts(serverEnv: Record<string, string>) {
@@ -26,16 +70,16 @@ async function seedPosts(serverEnv: Record<string, string>) {
   try {
     await seeder.addUsers(range(1, 10), 'Author');
     const postIds: string[] = [];
-    for (let i = 0; i < m.LIVE_POSTS; i++) postIds.push(String((await seeder.post(1 + (i % 10), `live post ${i}`)).id));
-    const likers = range(m.FIRST_LIKER, m.LIKERS);
+    for (let i = 0; i < LIVE_POSTS; i++) postIds.push(String((await seeder.post(1 + (i % 10), `live post ${i}`)).id));
+    const likers = range(FIRST_LIKER, LIKERS);
     const tokens = await seeder.tokens(likers);
-    return { postIds, tokens: likers.map((id) => tokens.get(id)!) };
+    return { postIds, likers, tokens: likers.map((id) => tokens.get(id)!) };
   } finally {
     await seeder.close();
   }
 }
 
-export async function runLiveScenario(opts: { env: BenchEnv; settings: m.LiveSettings; log: (line: string) => void }) {
+export async function runLiveScenario(opts: { env: BenchEnv; settings: ReturnType<typeof liveSettings>; log: Log }) {
   const { settings, log } = opts;
   const { sockets: n, pollers: p, likesPerS: rate, durationS } = settings;
   // Every socket comes from 127.0.0.1, and each counts as a connection of the HTTP server.
@@ -43,19 +87,27 @@ export async function runLiveScenario(opts: { env: BenchEnv; settings: m.LiveSet
   const openFiles = openFilesLimit();
   const { postIds, tokens } = await seedPosts(serverEnv);
   const postIndex = new Map(postIds.map((id, i) => [Number(id), i]));
-  const watched = (i: number) => Array.from({ length: m.WATCHED }, (_, k) => postIds[(i + k) % m.LIVE_POSTS]!);
-  const watchers = Array.from({ length: m.LIVE_POSTS }, () => 0); // sockets watching each post
-  for (let i = 0; i < n; i++) for (let k = 0; k < m.WATCHED; k++) watchers[(i + k) % m.LIVE_POSTS]! += 1;
+  const watched = (i: number) => Array.from({ length: WATCHED }, (_, k) => postIds[(i + k) % LIVE_POSTS]!);
+  const watchers = Array.from({ length: LIVE_POSTS }, () => 0); // sockets watching each post
+  for (let i = 0; i < n; i++) for (let k = 0; k < WATCHED; k++) watchers[(i + k) % LIVE_POSTS]! += 1;
   const { flushIntervalMs } = loadConfig(serverEnv);
-  const likesFor = m.likeSchedule(postIds, tokens);
-  const clients: m.Clients[] = [];
+  let likesSent = 0;
+  const nextLikes = (count: number) => {
+    if (likesSent + count > LIKERS * LIVE_POSTS) throw new Error(`at most ${LIKERS * LIVE_POSTS} likes per run`);
+    return Array.from({ length: count }, () => {
+      const j = likesSent++;
+      const post = (j + Math.floor(j / LIKERS)) % LIVE_POSTS;
+      return { post, token: tokens[j % LIKERS]!, body: likeBody(postIds[post]!) };
+    });
+  };
+  const clients: Clients[] = [];
   // --expose-gc: the bench collects garbage before it reads the API's live memory.
   const deployment = await startDeployment(serverEnv, n + p + m.LIKE_CONNECTIONS + 1024, ['--expose-gc']);
   const { api } = deployment;
   try {
-    clients.push(await m.startClients('timed sockets', settings.sampledSockets + 256));
+    clients.push(await startClients('timed sockets', settings.sampledSockets + 256));
     for (let k = 0; k < settings.clientProcesses; k++) {
-      clients.push(await m.startClients(`clients ${k + 1}`, Math.ceil(Math.max(n, p) / settings.clientProcesses) + 256));
+      clients.push(await startClients(`clients ${k + 1}`, Math.ceil(Math.max(n, p) / settings.clientProcesses) + 256));
     }
     const bulk = clients.slice(1);
     const pids = { ...deployment.pids, clients: clients.map((c) => c.pid) };
@@ -64,9 +116,10 @@ export async function runLiveScenario(opts: { env: BenchEnv; settings: m.LiveSet
       if (!(await idle(api.pid))) log('  (the API did not become idle within 120 s)');
       return m.settledCounts(api.url, postIds);
     };
-    /** The loop of every phase: a phase's likes while `processes` hold its clients (CPU and their marks from the first like sent to the last answered), then what the clients saw. */
-    const likePhase = async (base: number[], processes: m.Clients[], watching = true) => {
-      const likes = likesFor(Math.round(rate * durationS));
+    /** The loop of every phase: its likes while `processes` hold its clients (CPU and their marks from the first like sent to the
+     * last answered), then what the clients saw. */
+    const likePhase = async (base: number[], processes: Clients[], watching = true) => {
+      const likes = nextLikes(Math.round(rate * durationS));
       const marks = () => Promise.all(processes.map((c) => c.call('mark')));
       const before = { marks: await marks(), cpu: readCpu(pids) };
       const sent = await m.sendLikes(api.url, likes, rate);
@@ -78,7 +131,6 @@ export async function runLiveScenario(opts: { env: BenchEnv; settings: m.LiveSet
         return { name: c.name, utilization: Number(utilization.toFixed(3)) };
       });
       const rssEnd = rssBytes(api.pid);
-      // An update: a push, or a post whose likes differ from the poller's previous answer; requests: polls answered.
       const total = (x: Awaited<ReturnType<typeof marks>>, key: 'updates' | 'answers') => sum(x.map((y) => y[key]));
       if (watching) await waitForQuiet(async () => total(await marks(), 'updates'), m.QUIET_MS, WATCH_AFTER_MS).catch(() => {});
       const reports = await Promise.all(processes.map((c) => c.call('report')));
@@ -98,22 +150,12 @@ export async function runLiveScenario(opts: { env: BenchEnv; settings: m.LiveSet
     /** Each count must be its base + the likes acknowledged, + at most the likes that failed (they may have counted). */
     const countsOff = async (r: LikeRun) =>
       (await m.settledCounts(api.url, postIds)).flatMap((c, i) => {
-        const least = r.base[i]! + r.acks[i]!.length;
-        const most = least + r.failed[i]!;
+        const [least, most] = [r.base[i]! + r.acks[i]!.length, r.base[i]! + r.acks[i]!.length + r.failed[i]!];
         return c >= least && c <= most ? [] : [`post ${postIds[i]}: ${c}, expected ${least}${most > least ? ` to ${most}` : ''}`];
       });
+    type Extra = { seen: string; rss?: m.PerClient | null; problems?: string[]; overload?: string[] };
     /** A phase's record, its counts checked, and its progress line; `problems` fail the run, `overload` is measured. */
-    const phase = async (
-      mode: 'likes only' | 'push' | 'poll',
-      r: LikeRun,
-      clientCount: number,
-      {
-        seen,
-        rss = null,
-        problems = [],
-        overload = [],
-      }: { seen: string; rss?: m.PerClient | null; problems?: string[]; overload?: string[] },
-    ) => {
+    const phase = async (mode: 'likes only' | 'push' | 'poll', r: LikeRun, clientCount: number, { seen, rss = null, ...more }: Extra) => {
       const cores = `API ${(r.cpu.api / r.windowS).toFixed(2)}, ${m.coresUsed(r.cpu, r.windowS)}`;
       const loops = r.clientLoops.map((c) => c.utilization).join(', ');
       log(`  ${mode}: ${seen}; likes ${r.load.rps.toFixed(0)}/s, p99 ${r.load.p99Ms} ms; cores ${cores}; client loops ${loops}`);
@@ -125,82 +167,83 @@ export async function runLiveScenario(opts: { env: BenchEnv; settings: m.LiveSet
       const { windowS, load: likes, cpu, measured, clientLoops } = r;
       return {
         ...{ mode, clients: clientCount, windowS, likes, cpu, ...measured, rss, clientLoops, exact: counts.exact },
-        problems: [...counts.problems, ...problems],
-        overload: [...(r.load.failures > 0 ? [likesFailed] : []), ...overload],
+        problems: [...counts.problems, ...(more.problems ?? [])],
+        overload: [...(r.load.failures > 0 ? [likesFailed] : []), ...(more.overload ?? [])],
       };
     };
     await firstSight(api.url, tokens);
-    log(`  warm-up: ${m.LIKERS} likers seen once, then ${WARMUP_S} s of likes at ${rate}/s`);
-    const warmed = await m.sendLikes(api.url, likesFor(rate * WARMUP_S), rate);
+    log(`  warm-up: ${LIKERS} likers seen once, then ${WARMUP_S} s of likes at ${rate}/s`);
+    const warmed = await m.sendLikes(api.url, nextLikes(rate * WARMUP_S), rate);
     if (warmed.failures.length > 0) throw new Error(`warm-up likes failed: ${warmed.failures[0]}`);
-    const likesOnly = async () => {
-      const r = await likePhase(await baseCounts(), clients, false);
-      likesOnlyApiCpuPerLike = r.cpu.api / Math.max(1, r.load.acknowledged);
-      r.cpu.apiNet = 0;
-      return phase('likes only', r, 0, { seen: 'no clients' });
+
+    const likesOnlyRun = await likePhase(await baseCounts(), clients, false);
+    likesOnlyApiCpuPerLike = likesOnlyRun.cpu.api / Math.max(1, likesOnlyRun.load.acknowledged);
+    likesOnlyRun.cpu.apiNet = 0;
+    const likesAlone = await phase('likes only', likesOnlyRun, 0, { seen: 'no clients' });
+
+    let base = await baseCounts();
+    let opened = { subscribed: 0, openSeconds: 0 };
+    const pushMemory = await memoryAround(
+      api,
+      async () => (opened = await openSockets(api.url, clients, n, settings.sampledSockets, watched, log)),
+    );
+    const mib = (bytes: number) => (bytes / 2 ** 20).toFixed(0);
+    const [a, b] = [pushMemory.before, pushMemory.withClients];
+    log(
+      `  push: ${n} sockets subscribed in ${opened.openSeconds.toFixed(1)} s; API RSS ${mib(a.rss)} → ${mib(b.rss)} MiB, live heap + external ${mib(a.live)} → ${mib(b.live)} MiB (after a full GC)`,
+    );
+    await idle(api.pid);
+    const metricsBefore = await metricsText(api.url);
+    const pushRun = await likePhase(base, clients);
+    const metricsAfter = await metricsText(api.url);
+    const { updates, latency } = pushRun.measured;
+    const delta = (name: string) => metric(metricsAfter, name) - metric(metricsBefore, name);
+    const fanOut = [histogram(metricsBefore, FAN_OUT_LAG), histogram(metricsAfter, FAN_OUT_LAG)] as const;
+    const nothingLiked = (i: number) => watched(i).every((id) => pushRun.acks[postIndex.get(Number(id))!]!.length === 0);
+    const { totals, closedByServer, problems } = m.socketTotals(pushRun.reports, n, nothingLiked);
+    const sockets = {
+      ...{ ...totals, subscribedOnServer: opened.subscribed, closedByServer, openSeconds: opened.openSeconds },
+      ...{ serverPushes: delta('tally_live_pushes_total'), serverDropped: delta('tally_live_pushes_dropped_total') },
+      ...{ serverFanOutP50Ms: bucketPercentile(...fanOut, 50), serverFanOutP99Ms: bucketPercentile(...fanOut, 99) },
+      ...{ pushesDue: m.pushesDue(pushRun.offered, watchers, pushRun.from, flushIntervalMs), pushesDelivered: updates },
     };
-    const pushPhase = async () => {
-      const base = await baseCounts();
-      let opened = { subscribed: 0, openSeconds: 0 };
-      const memory = await m.memoryAround(api, async () => {
-        opened = await m.openSockets(api.url, clients, n, settings.sampledSockets, watched, log);
-      });
-      const mib = (bytes: number) => (bytes / 2 ** 20).toFixed(0);
-      const [a, b] = [memory.before, memory.withClients];
-      log(
-        `  push: ${n} sockets subscribed in ${opened.openSeconds.toFixed(1)} s; API RSS ${mib(a.rss)} → ${mib(b.rss)} MiB, live heap + external ${mib(a.live)} → ${mib(b.live)} MiB (after a full GC)`,
-      );
-      await idle(api.pid);
-      const metricsBefore = await metricsText(api.url);
-      const r = await likePhase(base, clients);
-      const { updates, latency } = r.measured;
-      const metricsAfter = await metricsText(api.url);
-      const delta = (name: string) => metric(metricsAfter, name) - metric(metricsBefore, name);
-      const fanOut = [histogram(metricsBefore, FAN_OUT_LAG), histogram(metricsAfter, FAN_OUT_LAG)] as const;
-      const nothingLiked = (i: number) => watched(i).every((id) => r.acks[postIndex.get(Number(id))!]!.length === 0);
-      const { totals, closedByServer, problems } = m.socketTotals(r.reports, n, nothingLiked);
-      const sockets = {
-        ...{ ...totals, subscribedOnServer: opened.subscribed, closedByServer, openSeconds: opened.openSeconds },
-        ...{ serverPushes: delta('tally_live_pushes_total'), serverDropped: delta('tally_live_pushes_dropped_total') },
-        ...{ serverFanOutP50Ms: bucketPercentile(...fanOut, 50), serverFanOutP99Ms: bucketPercentile(...fanOut, 99) },
-        ...{ pushesDue: m.pushesDue(r.offered, watchers, r.from, flushIntervalMs), pushesDelivered: updates },
-      };
-      // Sockets closed (at most 30 s) and the API idle before the counts are checked.
-      const closed = sum(await Promise.all(clients.map((c) => c.call('closeAll'))));
-      const open = async () => metric(await metricsText(api.url), 'tally_live_sockets');
-      await waitFor(open, (count) => count === 0, { timeoutMs: 30_000, intervalMs: 250 }).catch(() => {});
-      log(`  push: ${closed} sockets closed`);
-      await idle(api.pid);
-      const seen =
-        `${(updates / r.windowS).toFixed(0)} pushes/s to ${n} sockets (${sockets.pushesDue} due in the window, ${updates} received; server: ${sockets.serverPushes} handed out, ${sockets.serverDropped} replaced by newer, fan-out p50 ≤ ${sockets.serverFanOutP50Ms} ms, p99 ≤ ${sockets.serverFanOutP99Ms} ms); ` +
-        `latency p50 ${latency!.p50Ms} ms, p99 ${latency!.p99Ms} ms (${latency!.included}/${latency!.samples} seen)`;
-      const rss = m.memoryPerClient(memory, n, r.rssEnd);
-      return { sockets, phase: await phase('push', r, n, { seen, rss, problems }) };
-    };
-    const pollPhase = async () => {
-      const base = await baseCounts();
-      const pollers = (j: number) => range(0, p).flatMap((i) => (i % bulk.length === j ? [{ index: i, postIds: watched(i) }] : []));
-      const start = { kind: 'poller', url: api.url, query: m.POLL, record: true, intervalMs: POLL_INTERVAL_MS } as const;
-      const memory = await m.memoryAround(api, () => Promise.all(bulk.map((c, j) => c.call('open', { ...start, clients: pollers(j) }))));
-      const r = await likePhase(base, bulk);
-      await Promise.all(bulk.map((c) => c.call('closeAll')));
-      const { requests, latency } = r.measured;
-      const failures = sum(r.reports.map((x) => x.failures));
-      const overload = failures > 0 ? [`${failures} polls failed`, ...r.reports.flatMap((x) => x.unexpected.slice(0, 3))] : [];
-      const seen = `${(requests / r.windowS).toFixed(0)} polls/s from ${p} pollers; staleness p50 ${latency!.p50Ms} ms, p99 ${latency!.p99Ms} ms`;
-      return phase('poll', r, p, { seen, rss: m.memoryPerClient(memory, p, r.rssEnd), overload });
-    };
-    const likesAlone = await likesOnly();
-    const { sockets, phase: push } = await pushPhase();
-    const poll = await pollPhase();
+    // Sockets closed (at most 30 s) and the API idle before the counts are checked.
+    const closed = sum(await Promise.all(clients.map((c) => c.call('closeAll'))));
+    const liveSockets = async () => metric(await metricsText(api.url), 'tally_live_sockets');
+    await waitFor(liveSockets, (count) => count === 0, { timeoutMs: 30_000, intervalMs: 250 }).catch(() => {});
+    log(`  push: ${closed} sockets closed`);
+    await idle(api.pid);
+    const pushSeen =
+      `${(updates / pushRun.windowS).toFixed(0)} pushes/s to ${n} sockets (${sockets.pushesDue} due in the window, ${updates} received; server: ${sockets.serverPushes} handed out, ${sockets.serverDropped} replaced by newer, fan-out p50 ≤ ${sockets.serverFanOutP50Ms} ms, p99 ≤ ${sockets.serverFanOutP99Ms} ms); ` +
+      `latency p50 ${latency!.p50Ms} ms, p99 ${latency!.p99Ms} ms (${latency!.included}/${latency!.samples} seen)`;
+    const pushRss = m.memoryPerClient(pushMemory, n, pushRun.rssEnd);
+    const push = await phase('push', pushRun, n, { seen: pushSeen, rss: pushRss, problems });
+
+    base = await baseCounts();
+    const pollers = (j: number) => range(0, p).flatMap((i) => (i % bulk.length === j ? [{ index: i, postIds: watched(i) }] : []));
+    const start = { kind: 'poller', url: api.url, query: POLL, record: true, intervalMs: POLL_INTERVAL_MS } as const;
+    const pollMemory = await memoryAround(api, () => Promise.all(bulk.map((c, j) => c.call('open', { ...start, clients: pollers(j) }))));
+    const pollRun = await likePhase(base, bulk);
+    await Promise.all(bulk.map((c) => c.call('closeAll')));
+    const pollFailures = sum(pollRun.reports.map((x) => x.failures));
+    const overload = pollFailures > 0 ? [`${pollFailures} polls failed`, ...pollRun.reports.flatMap((x) => x.unexpected.slice(0, 3))] : [];
+    const staleness = pollRun.measured.latency!;
+    const pollSeen = `${(pollRun.measured.requests / pollRun.windowS).toFixed(0)} polls/s from ${p} pollers; staleness p50 ${staleness.p50Ms} ms, p99 ${staleness.p99Ms} ms`;
+    const poll = await phase('poll', pollRun, p, { seen: pollSeen, rss: m.memoryPerClient(pollMemory, p, pollRun.rssEnd), overload });
+
     await baseCounts();
-    const body = JSON.stringify({ query: m.POLL, variables: { ids: watched(0) } });
+    const body = JSON.stringify({ query: POLL, variables: { ids: watched(0) } });
     await runLoad({ url: api.url, connections: FULL_LOAD_CONNECTIONS, durationS: 2, body });
     const cpu0 = cpuSeconds(api.pid);
     const full = await runLoad({ url: api.url, connections: FULL_LOAD_CONNECTIONS, durationS: FULL_LOAD_S, body });
     const cpuPerRequestS = (cpuSeconds(api.pid) - cpu0) / Math.max(1, full.requests);
-    const { rps, p99Ms, failures } = full;
-    const pollAtFullLoad = { connections: FULL_LOAD_CONNECTIONS, rps, p99Ms, failures, cpuPerRequestS };
+    const pollAtFullLoad = {
+      connections: FULL_LOAD_CONNECTIONS,
+      rps: full.rps,
+      p99Ms: full.p99Ms,
+      failures: full.failures,
+      cpuPerRequestS,
+    };
     if (full.failures > 0) poll.problems.push(`${full.failures} poll queries failed at full load`);
     log(
       `  poll query at full load (${FULL_LOAD_CONNECTIONS} connections, no likes): ${full.rps.toFixed(0)} req/s, ${(cpuPerRequestS * 1e6).toFixed(0)} µs of API CPU per request`,
@@ -211,4 +254,24 @@ export async function runLiveScenario(opts: { env: BenchEnv; settings: m.LiveSet
     for (const c of clients) await c.stop(); // sockets first, then the servers
     await deployment.stop();
   }
+}
+
+/** Opens `n` sockets OPEN_BATCH at a time, the first process holding the timed ones (drawn at random), recording every push. */
+async function openSockets(url: string, clients: Clients[], n: number, timed: number, watched: (i: number) => string[], log: Log) {
+  const sampled = new Set(shuffled(range(0, n), random(15)).slice(0, timed));
+  const [socket, started] = [{ kind: 'socket', url: `${url.replace(/^http/, 'ws')}/graphql`, query: WATCH } as const, Date.now()];
+  for (let from = 0; from < n; from += OPEN_BATCH) {
+    const lists = clients.map((): ClientSpec[] => []);
+    for (let i = from; i < Math.min(n, from + OPEN_BATCH); i++)
+      lists[sampled.has(i) ? 0 : 1 + (i % (clients.length - 1))]!.push({ index: i, postIds: watched(i) });
+    await Promise.all(clients.map((c, k) => lists[k]!.length > 0 && c.call('open', { ...socket, clients: lists[k]!, record: k === 0 })));
+    const opened = Math.min(n, from + OPEN_BATCH);
+    if (opened % 2000 === 0 || opened === n) log(`  push: ${opened}/${n} sockets open`);
+  }
+  let subscribed = 0;
+  const subscriptions = async () => (subscribed = metric(await metricsText(url), 'tally_live_subscriptions'));
+  await waitFor(subscriptions, (count) => count >= n, { timeoutMs: 60_000, intervalMs: 250 }).catch(() => {
+    throw new Error(`only ${subscribed} of ${n} subscriptions reached the server within 60 s`);
+  });
+  return { subscribed, openSeconds: (Date.now() - started) / 1000 };
 }

@@ -11,8 +11,7 @@ import { createKeys } from '../../src/redis/keys.js';
 import { type ScriptedRedis, withScripts } from '../../src/redis/luaScripts.js';
 import { createRelationStore } from '../../src/relations/relationStore.js';
 import { intSetting } from '../lib/env.js';
-import { redisSettings } from '../lib/machine.js';
-import { columns, type Ratio, ratioLine, times } from '../lib/report.js';
+import { columns, type Ratio, ratioLine, redisSettings, times } from '../lib/report.js';
 import { inGroups, range } from '../lib/seed.js';
 
 const PARTITIONS = 16; // Tally's default; it only sets the width of the `{pN}` tags in key names
