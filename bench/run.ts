@@ -17,7 +17,6 @@ import { memoryDb, memoryRatios, memoryTable, runMemoryScenario } from './scenar
 /** `targets`: as the JSON lists them, when they are not the ratios'; `passed` false: a count was off or a request failed. */
 type Outcome = { results: unknown; table: string; ratios: Ratio[]; targets?: unknown[]; passed: boolean };
 type Context = {
-  /** The feed and hot-post world on the run's main database and prefix, seeded once. */
   world(): Promise<{ world: World; serverEnv: Record<string, string> }>;
   freshEnv(): Promise<BenchEnv>;
   onInterrupt(undo: () => Promise<unknown>): void;
@@ -31,7 +30,6 @@ const timing = () => {
   return { durationS, warmupS: Math.min(2, durationS) };
 };
 const noFailures = (runs: { load: { failures: number } }[]) => runs.every((r) => r.load.failures === 0);
-/** A scenario whose results are `{ runs }`-like, shown as TableRows with their ratios. */
 const rowsOutcome = (
   results: unknown,
   runs: { load: { failures: number } }[],

@@ -16,7 +16,6 @@ export const POOL_SIZE = 10; // Tally's Prisma pool size
 export type ViewerContext = { viewer: Viewer | null };
 export type RedisStats = { roundTrips: number; commands: number };
 
-/** Round trips (socket writes, Tally's tracker) and commands (ioredis sendCommand calls) on a server's own connection. */
 export function trackRedis(redis: RedisClient, roundTrips = trackRoundTrips(redis)): () => RedisStats {
   let commands = 0;
   const client = redis as unknown as { sendCommand: (...args: unknown[]) => unknown };
@@ -28,7 +27,6 @@ export function trackRedis(redis: RedisClient, roundTrips = trackRoundTrips(redi
   return () => ({ roundTrips: roundTrips.count, commands });
 }
 
-/** Tally's ApiDeps, request context and Redis counters for the baselines (a) and (d); its own HTTP port stays idle. */
 export async function startTallyCore(env: NodeJS.ProcessEnv) {
   const app = createApp(loadConfig({ ...env, ROLE: 'api' }));
   const redisStats = trackRedis(app.redis, app.redisRoundTrips);
@@ -46,7 +44,6 @@ export async function readJson(req: IncomingMessage): Promise<any> {
   return text === '' ? undefined : JSON.parse(text);
 }
 
-/** Serves `handle` on HOST:PORT of `env`; a handler that throws answers `statusOf(error)`. */
 export async function listenHttp(
   env: NodeJS.ProcessEnv,
   handle: (req: IncomingMessage, res: ServerResponse) => Promise<void>,
@@ -67,8 +64,6 @@ export async function listenHttp(
   };
 }
 
-/** Apollo Server with its defaults behind listenHttp (executeHTTPGraphQLRequest, as Tally's own HTTP server uses it), the bearer
- * token's viewer in its context; `close` after it stops. */
 export async function serveWithViewer(
   env: NodeJS.ProcessEnv,
   typeDefs: string,
@@ -106,7 +101,6 @@ export async function serveWithViewer(
 
 export const DateTime = new GraphQLScalarType<Date, string>({ name: 'DateTime', serialize: (value) => (value as Date).toISOString() });
 
-/** The keyset position `after` stands for (creation time and post id), null for the first page. */
 export function feedPosition(after: string | null | undefined): { at: Date; id: bigint } | null {
   if (!after) return null;
   const [at, id] = Buffer.from(after, 'base64url').toString().split(':');
@@ -114,7 +108,6 @@ export function feedPosition(after: string | null | undefined): { at: Date; id: 
   return { at: new Date(Number(at)), id: BigInt(id!) };
 }
 
-/** The connection of a page of `first` posts from `rows` (one more when another page follows). */
 export function feedPage<T>(rows: T[], first: number, positionOf: (row: T) => [Date, bigint | string]) {
   const edges = rows.slice(0, first).map((node) => {
     const [at, id] = positionOf(node);

@@ -20,7 +20,6 @@ export async function createBenchEnv() {
     databaseUrl: url,
     redisUrl: REDIS_URL,
     redisKeyPrefix,
-    /** Drops both, and says what is left (a leak shows in the output). */
     async cleanup() {
       await dropDatabase(databaseName);
       await deleteKeys(redisKeyPrefix);
@@ -32,7 +31,6 @@ export async function createBenchEnv() {
 
 export const BENCH_JWT_SECRET = 'bench-secret-0123456789abcdef0123456789';
 
-/** How every server under test runs on `env`: production mode, its database and prefix, no per-user rate limit. */
 export const tallyEnv = (env: BenchEnv): Record<string, string> => ({
   NODE_ENV: 'production',
   LOG_LEVEL: 'warn',
@@ -45,7 +43,6 @@ export const tallyEnv = (env: BenchEnv): Record<string, string> => ({
   RATE_LIMIT_CHANGES: '1000000',
 });
 
-/** An integer setting: `fallback` when unset, else an integer from `min` to `max`. */
 export function intSetting(name: string, fallback: number, max: number, min = 1): number {
   const raw = process.env[name];
   const n = raw === undefined || raw === '' ? fallback : Number(raw);
@@ -72,7 +69,6 @@ function findNode(major: 20 | 24): string {
   return join(execFileSync(projectPath('.ci/node24'), { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] }).trim(), 'node');
 }
 
-/** The binaries to compare, or [] when BENCH_NODE_BINARIES=none. Throws, with what to set, when one is missing. */
 export function nodeBinaries(): NodeBinary[] {
   const listed = process.env.BENCH_NODE_BINARIES?.trim();
   if (listed === 'none') return [];

@@ -10,7 +10,6 @@ export interface PostOptions {
   track?: Set<http.ClientRequest>;
 }
 
-/** Resolves with the answer's status and text; rejects when the connection fails first. */
 export function httpPost(url: string, body: string, options: PostOptions = {}): Promise<{ status: number; text: string }> {
   return new Promise((resolve, reject) => {
     let settled = false;
@@ -37,7 +36,6 @@ export function httpPost(url: string, body: string, options: PostOptions = {}): 
   });
 }
 
-/** A GraphQL request's data and text; throws unless the answer is HTTP 200 with data and no errors. */
 export async function postGraphQL<T = any>(url: string, body: string, options: PostOptions = {}) {
   const { status, text } = await httpPost(`${url}/graphql`, body, options);
   const json = JSON.parse(text) as { data?: T; errors?: unknown };
@@ -45,12 +43,10 @@ export async function postGraphQL<T = any>(url: string, body: string, options: P
   return { data: json.data, text };
 }
 
-/** One GraphQL request, for set-up and checks outside the timed runs. */
 export const gql = <T = any>(url: string, query: string, variables: Record<string, unknown> = {}, token?: string) =>
   postGraphQL<T>(url, JSON.stringify({ query, variables }), { token });
 
 const SET_LIKE = 'mutation Like($i: SetLikeRelationInput!) { setLikeRelation(input: $i) { changed } }';
-/** A client's like of `postId`; its answer says `"changed":true` when it counted. */
 export const likeBody = (postId: number | string) =>
   JSON.stringify({ query: SET_LIKE, variables: { i: { postId: String(postId), active: true } } });
 export const changed = (body: string) => body.includes('"changed":true');

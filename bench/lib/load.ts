@@ -2,19 +2,12 @@
 import autocannon from 'autocannon';
 import type { ServerHandle } from './servers.js';
 
-export interface LoadOptions {
-  url: string;
-  connections: number;
-  durationS?: number;
-  amount?: number;
+export type LoadOptions = { url: string; connections: number; durationS?: number; amount?: number; expectBody?: string } & {
   body?: string;
   headers?: Record<string, string>;
-  /** Builds each request in turn (ignores `body`). */
   next?: () => { body: string; headers: Record<string, string> };
-  /** Every response must equal this body, or it counts as a failure. */
-  expectBody?: string;
   onBody?: (body: string) => void;
-}
+};
 
 export type LoadResult = Awaited<ReturnType<typeof runLoad>>;
 
@@ -59,7 +52,6 @@ export async function runLoad(options: LoadOptions) {
   };
 }
 
-/** Sends each request once, in order, at `connections`, with its user's bearer token. */
 export function sendAll(
   url: string,
   requests: readonly { body: string; token: string }[],
@@ -85,7 +77,6 @@ export async function firstSight(url: string, tokens: readonly string[]) {
   if (failures > 0) throw new Error(`${failures} first-sight requests failed`);
 }
 
-/** Redis round trips and commands per request over `work` (resolving with its request count); null without Redis. */
 export async function redisPerRequest(server: ServerHandle, work: () => Promise<number>) {
   const before = await server.redisStats();
   const requests = await work();
@@ -111,7 +102,6 @@ export const warmUp = (c: TimedCase, seconds: number) => loadCase(c, { durationS
 const median = (values: readonly number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 const total = (rounds: readonly LoadResult[], key: 'requests' | 'durationS' | 'failures') => rounds.reduce((n, r) => n + r[key], 0);
 
-/** Rounds of one case as one result: req/s over their summed time, the median round's p50 and p99. */
 const combineRounds = (rounds: readonly LoadResult[]): LoadResult => ({
   requests: total(rounds, 'requests'),
   durationS: total(rounds, 'durationS'),
@@ -122,8 +112,6 @@ const combineRounds = (rounds: readonly LoadResult[]): LoadResult => ({
   lastResponseAt: Math.max(...rounds.map((r) => r.lastResponseAt)),
 });
 
-/** Every case for `durationS` in all, in ROUNDS round-robin rounds (every other one backwards when `alternate`), so that a
- * quieter or busier stretch of the machine falls on every case alike. */
 export async function timeInRounds<C extends TimedCase>(cases: readonly C[], durationS: number, alternate = false) {
   const results = cases.map((): LoadResult[] => []);
   for (let round = 1; round <= ROUNDS; round++) {

@@ -68,7 +68,6 @@ export async function startChild<Ready>(
   };
 }
 
-/** The child's side: answers the parent's commands, says it is ready, and exits (after `onExit`) when the channel closes. */
 export function serveParent(commands: Record<string, (args: any) => unknown>, ready = {}, onExit: () => Promise<unknown> = async () => {}) {
   process.on('disconnect', () => void onExit().finally(() => process.exit(0)));
   process.on('message', async (message: { id: number; cmd: string; args?: unknown }) => {
@@ -83,7 +82,6 @@ export function serveParent(commands: Record<string, (args: any) => unknown>, re
   process.send!({ id: 0, result: ready });
 }
 
-/** Resolves once `read` gave the same answer (by JSON) for `quietMs`, with that answer; rejects after `timeoutMs`. */
 export async function waitForQuiet<T>(read: () => Promise<T>, quietMs: number, timeoutMs: number): Promise<T> {
   let [last, since] = ['', Date.now()];
   const quiet = async () => {
@@ -122,7 +120,6 @@ export async function startServer(
     openFiles,
     readyWithinMs: 60_000,
   });
-  /** The server's API connection's Redis round trips and commands so far; null without Redis. */
   const redisStats = () => child.call<RedisStats | null>('redisStats');
   return {
     kind,
@@ -135,15 +132,12 @@ export async function startServer(
         () => {},
         () => {},
       ),
-    /** Tally: fold every partition now. */
     flush: () => child.call<number>('flush'),
-    /** process.memoryUsage(), after a full collection when it runs with --expose-gc (`collected`). */
     memory: () => child.call<NodeJS.MemoryUsage & { collected: boolean }>('memory'),
     stop: child.stop,
   };
 }
 
-/** Tally as deployed: one worker and one API process on `env`; `stop` stops both. */
 export async function startDeployment(env: Record<string, string>, openFiles = 0, apiFlags: string[] = []) {
   const worker = await startServer('tally', { ...env, ROLE: 'worker' });
   const api = await startServer('tally', { ...env, ROLE: 'api' }, process.execPath, openFiles, apiFlags).catch(async (error) => {

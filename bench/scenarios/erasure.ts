@@ -14,7 +14,6 @@ import { inBatches, waitUntilPersisted } from '../lib/seed.js';
 import { startDeployment } from '../lib/servers.js';
 import { checkCounts, countsExact, type ErasureWorld, LOAD_USERS, seedErasureWorld, VICTIM, victimLeft } from './erasureWorld.js';
 
-/** The README's feed query: a page with counts, the viewer's state and the authors. */
 const FEED_QUERY =
   'query Feed { feed(first: 20) { edges { cursor node { id title createdAt author { id name } counts { likes favs asOf } myState { liked faved } } } pageInfo { hasNextPage endCursor } } }';
 /** The newest liked posts the load likes (and the feed shows). */
@@ -69,7 +68,6 @@ function createLoad(url: string, world: ErasureWorld, rates: { feedPerS: number;
   };
 }
 
-/** A phase's load by the erasure phase it was sent in: the phase of the timeline's latest reading then (or of its first). */
 function byErasurePhase({ startedAt, records }: LoadRun, timeline: { atS: number; phase: string }[]) {
   const seconds = new Map<string, number>();
   for (const [i, t] of timeline.entries()) {
@@ -166,7 +164,6 @@ export async function runErasureScenario({ env, settings, log }: Options) {
   }
 }
 
-/** Reads the erasure's row every POLL_MS until it is DONE: its timeline, duration and rates. */
 async function followErasure(db: pg.Pool, startedAt: number, log: (line: string) => void) {
   const timeline: { atS: number; phase: string; done: Record<string, number> }[] = [];
   for (const deadline = Date.now() + ERASURE_TIMEOUT_MS; Date.now() < deadline; await sleep(POLL_MS)) {
@@ -184,10 +181,8 @@ async function followErasure(db: pg.Pool, startedAt: number, log: (line: string)
 
 /** Noise is at least this share of the higher baseline (two baselines are a small sample). */
 const MIN_NOISE = 0.1;
-/** Throughput during the erasure may be this share below the lower baseline's. */
 const THROUGHPUT_SLACK = 0.01;
 const noise = (b: number, a: number) => Math.max(b, a) + Math.max(Math.abs(b - a), MIN_NOISE * Math.max(b, a));
-/** What is judged, its limit from the two baselines, and whether the erasure must stay at least (else at most) at it. */
 const RULES = [
   ['p50 ms', 'p50Ms', noise, false],
   ['p99 ms', 'p99Ms', noise, false],

@@ -64,7 +64,6 @@ const PAGE = 100;
 
 type Counts = Record<string, number> | null | undefined;
 
-/** Served counts against the recount, a page of ids at a time (four at once). */
 async function compare(db: pg.Pool, recount: string, ids: number[], serve: (page: number[]) => Promise<Counts[]>) {
   const mismatches: { id: number; field: string; served: number | null; recounted: number }[] = [];
   await inBatches(inGroups(ids, PAGE), 4, async (page) => {
@@ -78,7 +77,6 @@ async function compare(db: pg.Pool, recount: string, ids: number[], serve: (page
   return mismatches;
 }
 
-/** Every post's and user's counts against the recount; what differs is compared again for up to `retryMs` (a count may lag by a flush). */
 export async function checkCounts(url: string, db: pg.Pool, postIds: number[], retryMs = 10_000) {
   const servePosts = async (page: number[]) =>
     (await gql(url, POSTS_QUERY, { ids: page.map(String) })).data.posts.map((p: any) => p?.counts);
@@ -96,7 +94,6 @@ export async function checkCounts(url: string, db: pg.Pool, postIds: number[], r
 
 export const countsExact = (c: Awaited<ReturnType<typeof checkCounts>>) => c.posts.mismatches.length + c.users.mismatches.length === 0;
 
-/** Rows of the victim left in PostgreSQL by table, cached counter keys left in Redis, and the erasure's state. */
 export async function victimLeft(db: pg.Pool, redis: Redis, keys: Keys) {
   const { rows } = await db.query(
     `SELECT (SELECT count(*)::int FROM users WHERE id = $1) AS users, (SELECT count(*)::int FROM user_counters WHERE user_id = $1) AS user_counters,

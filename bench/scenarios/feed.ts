@@ -17,7 +17,6 @@ const feedQuery = (groups = '', state = '') => `query Feed($first: Int!) {
     pageInfo { hasNextPage endCursor }
   }
 }`;
-/** What a case asks, and what its answer is checked against: the floor, a feed page, the page with Tally's reactions. */
 const QUERIES = {
   floor: { document: '{ __typename }', check: 'same body' },
   feed: { document: feedQuery(), check: 'same page' },
@@ -39,7 +38,6 @@ const TARGETS: Partial<Record<ServerId, number>> = { a: 2.5, d: 0.8 };
 const [ROUND_TRIPS_TARGET, REACTION_GROUPS_TARGET] = [2, 0.85];
 
 type Case = { server: ServerHandle; name: string; label: string; query: Query; page: number | null };
-/** A feed server's cases in timing order: on Tally the floor first and the pages with reactions last. */
 const feedCasesOf = (server: ServerHandle, id: ServerId, name: string): Case[] => [
   ...(id === 'tally' ? [{ server, name: 'Tally { __typename }', label: 'tally floor', query: 'floor', page: null } as const] : []),
   ...PAGES.map((page) => ({ server, name, label: `${id} ${page}`, query: 'feed', page }) as const),
@@ -50,7 +48,6 @@ const feedCasesOf = (server: ServerHandle, id: ServerId, name: string): Case[] =
 
 type Options = { serverEnv: Record<string, string>; world: World; durationS: number; warmupS: number };
 
-/** Checks a case (the seeded page, the same on every server), warms it up and, with `redis`, counts its Redis round trips. */
 function caseRunner({ world, warmupS }: Options) {
   const token = world.tokens.get(VIEWER_ID)!;
   const reference = new Map<string, unknown>();
@@ -77,7 +74,6 @@ function caseRunner({ world, warmupS }: Options) {
       for (let i = 0; i < n; i++) await gql(server.url, query, variables, token);
       return n;
     });
-  /** With `redis`, round trips one request at a time and loaded (a fixed number of requests, all answered). */
   const prepare = async (c: Case, redis: boolean) => {
     const [query, variables] = [QUERIES[c.query].document, c.page === null ? {} : { first: c.page }];
     const { url, settle } = c.server;
@@ -151,7 +147,6 @@ export function feedRatios(runs: readonly FeedRun[], roundTripsByPage: { page: n
   ];
 }
 
-/** The runs in table order: the floor, then each page's servers and Tally's page with reactions last. */
 export function feedRows(runs: readonly FeedRun[]): TableRow[] {
   const tally = (page: number) => runOf(runs, 'tally', page).load.rps;
   const vs = (r: FeedRun) =>

@@ -6,7 +6,7 @@ import { BENCH_JWT_SECRET, type BenchEnv, tallyEnv } from '../lib/env.js';
 import { gql } from '../lib/http.js';
 import { redisPerRequest, timeInRounds, warmUp } from '../lib/load.js';
 import { type Ratio, redisCells, type TableRow, times, versus } from '../lib/report.js';
-import { inBatches, range } from '../lib/seed.js';
+import { inBatches, range, reactionGroups } from '../lib/seed.js';
 import { type ServerHandle, startDeployment, startServer } from '../lib/servers.js';
 
 const [ENTITIES, USERS, VIEWER] = [20, 40, 1];
@@ -33,63 +33,44 @@ const CASES = [
 ] as const;
 type CaseId = (typeof CASES)[number]['id'];
 
-/** Who likes, favs and reacts to what: a fixed spread over USERS users, the viewer among them. */
-const truth = (kinds: readonly string[]) =>
-  ids.map((id, i) => {
-    const users = range(1, USERS);
-    const [likers, favers] = [users.filter((u) => (u + i) % 3 === 0), users.filter((u) => (7 * u + i) % 5 === 0)];
-    const reactions = users.filter((u) => (u + 2 * i) % 4 === 0).map((u) => ({ u, content: kinds[(u + i) % kinds.length]! }));
-    const mine = reactions.filter((r) => r.u === VIEWER).map((r) => r.content);
-    const reactionGroups = kinds
-      .map((content) => ({
-        content,
-        count: reactions.filter((r) => r.content === content).length,
-        viewerHasReacted: mine.includes(content),
-      }))
-      .filter((g) => g.count > 0);
-    const myState = { liked: likers.includes(VIEWER), faved: favers.includes(VIEWER), reactions: mine };
-    return { id, counts: { likes: likers.length, favs: favers.length }, myState, reactionGroups, likers, favers, reactions };
-  });
-type Truth = ReturnType<typeof truth>;
-
-/** Every user's likes, favs and reactions through Tally's API, as a client sends them. */
-async function writeTruth(url: string, expected: Truth, tokens: Map<number, string>) {
-  const writes = expected.flatMap((e) => [
-    ...e.likers.map((u) => ({ u, field: `setEntityRelation(input: { type: "${TYPE}", id: "${e.id}", active: true })` })),
-    ...e.favers.map((u) => ({ u, field: `setEntityRelation(input: { type: "${TYPE}", id: "${e.id}", kind: FAV, active: true })` })),
-    ...e.reactions.map(({ u, content }) => ({
-      u,
-      field: `setEntityReaction(input: { type: "${TYPE}", id: "${e.id}", content: "${content}", active: true })`,
-    })),
-  ]);
-  await inBatches(writes, 32, ({ u, field }) => gql(url, `mutation { ${field} { changed } }`, {}, tokens.get(u)));
-}
-
-/** Registers the entities, writes the truth and waits until Tally's counts hold it; the viewer's token and the page expected. */
+/** A fixed spread of likes, favs and reactions over USERS users, the viewer among them, written through Tally's API as a client sends
+ * them; then the page Tally must answer, once its counts hold it. */
 async function seed(api: ServerHandle, worker: ServerHandle) {
   const auth = createAuth(BENCH_JWT_SECRET, undefined, SERVICE_SECRET);
   const service = await auth.signService('blog');
-  const entities = ids.map((id) => ({ type: TYPE, id, ownerId: '1', version: '1' }));
-  await gql(
-    api.url,
-    'mutation($e: [EntityRegistration!]!) { registerEntities(input: { entities: $e }) { applied } }',
-    { e: entities },
-    service,
+  const e = ids.map((id) => ({ type: TYPE, id, ownerId: '1', version: '1' }));
+  await gql(api.url, 'mutation($e: [EntityRegistration!]!) { registerEntities(input: { entities: $e }) { applied } }', { e }, service);
+  const kinds: string[] = (await gql(api.url, '{ reactionKinds { content } }')).data.reactionKinds.map(
+    (k: { content: string }) => k.content,
   );
-  const kinds = (await gql(api.url, '{ reactionKinds { content } }')).data.reactionKinds.map((k: { content: string }) => k.content);
   const tokens = new Map(await Promise.all(range(1, USERS).map(async (u) => [u, await auth.sign(u)] as const)));
-  const expected = truth(kinds);
-  await writeTruth(api.url, expected, tokens);
-  const page = expected.map(({ id, counts, myState, reactionGroups }) => ({ id, counts, myState, reactionGroups }));
+  const [page, writes] = [[] as unknown[], [] as { u: number; field: string }[]];
+  for (const [i, id] of ids.entries()) {
+    const users = range(1, USERS);
+    const [likers, favers] = [users.filter((u) => (u + i) % 3 === 0), users.filter((u) => (7 * u + i) % 5 === 0)];
+    const reactions = users
+      .filter((u) => (u + 2 * i) % 4 === 0)
+      .map((userId) => ({ userId, content: kinds[(userId + i) % kinds.length]! }));
+    const { mine, groups } = reactionGroups(kinds, reactions, VIEWER);
+    const myState = { liked: likers.includes(VIEWER), faved: favers.includes(VIEWER), reactions: mine };
+    page.push({ id, counts: { likes: likers.length, favs: favers.length }, myState, reactionGroups: groups });
+    const entity = `type: "${TYPE}", id: "${id}"`;
+    writes.push(...likers.map((u) => ({ u, field: `setEntityRelation(input: { ${entity}, active: true })` })));
+    writes.push(...favers.map((u) => ({ u, field: `setEntityRelation(input: { ${entity}, kind: FAV, active: true })` })));
+    for (const { userId: u, content } of reactions)
+      writes.push({ u, field: `setEntityReaction(input: { ${entity}, content: "${content}", active: true })` });
+  }
+  await inBatches(writes, 32, ({ u, field }) => gql(api.url, `mutation { ${field} { changed } }`, {}, tokens.get(u)));
   const direct = CASES[1];
-  await waitFor(
-    async () => {
-      await worker.flush();
-      return (await gql(api.url, direct.query, direct.variables, tokens.get(VIEWER))).data.entities;
-    },
-    (got) => isDeepStrictEqual(got, page),
-    { timeoutMs: 60_000, intervalMs: 200, what: "Tally's counts of the written truth" },
-  );
+  const read = async () => {
+    await worker.flush();
+    return (await gql(api.url, direct.query, direct.variables, tokens.get(VIEWER))).data.entities;
+  };
+  await waitFor(read, (got) => isDeepStrictEqual(got, page), {
+    timeoutMs: 60_000,
+    intervalMs: 200,
+    what: "Tally's counts of the written truth",
+  });
   return { service, viewer: tokens.get(VIEWER)!, page };
 }
 
@@ -128,7 +109,6 @@ export async function runGatewayScenario({ env, durationS, warmupS }: { env: Ben
   }
 }
 
-/** The page whose round trips are the median (the pages' own commands with it). */
 function median(pages: Awaited<ReturnType<typeof redisPerRequest>>[]) {
   const sorted = pages.filter((p) => p !== null).sort((a, b) => a.roundTrips - b.roundTrips || a.commands - b.commands);
   return sorted[Math.floor(sorted.length / 2)] ?? null;

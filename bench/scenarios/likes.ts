@@ -22,7 +22,6 @@ const reactionBody = (postId: number, i: number) => {
   return JSON.stringify({ query: SET_REACTION, variables: { i: { postId: String(postId), content, active: true } } });
 };
 const sumOfGroups = (d: any) => d.post.reactionGroups.reduce((n: number, g: { count: number }) => n + g.count, 0) as number;
-/** The count every write must reach, as a client reads it; of the reactions, the sum of the post's reactionGroups counts. */
 const COUNTS = {
   likes: { query: 'query Count($id: ID!) { post(id: $id) { counts { likes } } }', pick: (d: any) => d.post.counts.likes as number },
   pg: { query: 'query Count($id: ID!) { likeCount(postId: $id) }', pick: (d: any) => d.likeCount as number },
@@ -51,7 +50,6 @@ export async function runLikeScenario(opts: { serverEnv: Record<string, string>;
     tokens.map((token, i) => ({ token, i })),
     random(8),
   );
-  /** Likes (or reactions) of `postId` by users 1..N in that order; the warm-up's, not timed, by users 1..USERS on another post. */
   const measure = async ({ name, kind, env, count, react }: (typeof RUNS)[number]) => {
     const [postId, body] = react ? [reactionPostId, reactionBody] : [hotPostId, (p: number) => likeBody(p)];
     const likes = order.map(({ token, i }) => ({ body: body(postId, i), token }));

@@ -39,7 +39,6 @@ export function liveSettings() {
   };
 }
 
-/** One load-generator process (bench/lib/liveClientProcess.ts); `openFiles`: one per socket or poller, and some. */
 async function startClients(name: string, openFiles: number) {
   const child = await startChild(`live clients ${name}`, process.execPath, entryOf('liveClientProcess'), {
     openFiles,
@@ -51,7 +50,6 @@ async function startClients(name: string, openFiles: number) {
 }
 type Clients = Awaited<ReturnType<typeof startClients>>;
 
-/** The API's memory before `connect` and with what it connected, settled for 3 s: RSS, and heap used + external after a GC. */
 async function memoryAround(api: ServerHandle, connect: () => Promise<unknown>): Promise<m.MemoryAround> {
   const memory = async () => {
     const m = await api.memory();
@@ -64,7 +62,6 @@ async function memoryAround(api: ServerHandle, connect: () => Promise<unknown>):
   return { before, withClients: await memory() };
 }
 
-/** LIVE_POSTS posts by 10 authors, and the likers' tokens. */
 async function seedPosts(serverEnv: Record<string, string>) {
   const seeder = await openSeeder(serverEnv);
   try {
@@ -116,8 +113,6 @@ export async function runLiveScenario(opts: { env: BenchEnv; settings: ReturnTyp
       if (!(await idle(api.pid))) log('  (the API did not become idle within 120 s)');
       return m.settledCounts(api.url, postIds);
     };
-    /** The loop of every phase: its likes while `processes` hold its clients (CPU and their marks from the first like sent to the
-     * last answered), then what the clients saw. */
     const likePhase = async (base: number[], processes: Clients[], watching = true) => {
       const likes = nextLikes(Math.round(rate * durationS));
       const marks = () => Promise.all(processes.map((c) => c.call('mark')));
@@ -137,13 +132,8 @@ export async function runLiveScenario(opts: { env: BenchEnv; settings: ReturnTyp
       const r = { ...sent, base, windowS, from: before.cpu.at, cpu, clientLoops, rssEnd, reports };
       const updates = total(after.marks, 'updates') - total(before.marks, 'updates');
       const requests = total(after.marks, 'answers') - total(before.marks, 'answers');
-      const latency = watching
-        ? m.latencyOf(
-            r,
-            reports.flatMap((x) => x.records),
-            postIndex,
-          )
-        : null;
+      const records = reports.flatMap((x) => x.records);
+      const latency = watching ? m.latencyOf(r, records, postIndex) : null;
       return { ...r, measured: { updates, requests, latency } };
     };
     type LikeRun = Awaited<ReturnType<typeof likePhase>>;
@@ -183,10 +173,8 @@ export async function runLiveScenario(opts: { env: BenchEnv; settings: ReturnTyp
 
     let base = await baseCounts();
     let opened = { subscribed: 0, openSeconds: 0 };
-    const pushMemory = await memoryAround(
-      api,
-      async () => (opened = await openSockets(api.url, clients, n, settings.sampledSockets, watched, log)),
-    );
+    const connect = async () => (opened = await openSockets(api.url, clients, n, settings.sampledSockets, watched, log));
+    const pushMemory = await memoryAround(api, connect);
     const mib = (bytes: number) => (bytes / 2 ** 20).toFixed(0);
     const [a, b] = [pushMemory.before, pushMemory.withClients];
     log(
@@ -256,7 +244,6 @@ export async function runLiveScenario(opts: { env: BenchEnv; settings: ReturnTyp
   }
 }
 
-/** Opens `n` sockets OPEN_BATCH at a time, the first process holding the timed ones (drawn at random), recording every push. */
 async function openSockets(url: string, clients: Clients[], n: number, timed: number, watched: (i: number) => string[], log: Log) {
   const sampled = new Set(shuffled(range(0, n), random(15)).slice(0, timed));
   const [socket, started] = [{ kind: 'socket', url: `${url.replace(/^http/, 'ws')}/graphql`, query: WATCH } as const, Date.now()];

@@ -11,7 +11,6 @@ import { LIVE_POSTS, type LiveResults, POLL, POLL_INTERVAL_MS, WATCHED } from '.
 export const [LIKE_CONNECTIONS, ANSWER_WAIT_MS, QUIET_MS] = [1024, 30_000, 2000];
 const [LATENCY_P99_TARGET_MS, SOCKETS_TARGET] = [1000, 10_000];
 
-/** Sends `likes` at `rate` per second, open loop, and sorts their answers by post. */
 export async function sendLikes(url: string, likes: { post: number; token: string; body: string }[], rate: number) {
   const loop = startOpenLoop({
     url,
@@ -37,7 +36,6 @@ export async function sendLikes(url: string, likes: { post: number; token: strin
   return { acks: times(ok, 'answeredAt'), sends: times(ok, 'sentAt'), offered: times(byPost, 'sentAt'), failed, failures, load };
 }
 
-/** The likes of every post once unchanged for QUIET_MS, within `timeoutMs`; a read an overloaded API fails is retried. */
 export function settledCounts(url: string, postIds: string[], timeoutMs = 60_000): Promise<number[]> {
   const deadline = Date.now() + timeoutMs;
   let [counts, failure]: [number[] | undefined, unknown] = [undefined, null];
@@ -64,7 +62,6 @@ export const pushesDue = (likedAt: readonly number[][], watchers: readonly numbe
 
 type Report = Awaited<ReturnType<LiveCommands['report']>>;
 
-/** Latency over every (like, recording client watching its post) pair, from what each client saw of each post in arrival order. */
 export function latencyOf(
   r: { acks: number[][]; sends: number[][]; base: number[] },
   records: Report['records'],
@@ -82,7 +79,6 @@ export function latencyOf(
   return { samples: lags.length, ...lagStats(lags), fromSentP50Ms: fromSent.p50Ms, fromSentP99Ms: fromSent.p99Ms };
 }
 
-/** The client processes' socket reports summed, and what went wrong (each fails the run). */
 export function socketTotals(reports: Report[], n: number, nothingLiked: (socket: number) => boolean) {
   const total = (f: (x: Report) => number) => sum(reports.map(f));
   const [opened, openAtEnd, errors] = [total((x) => x.clients), total((x) => x.open), total((x) => x.errors)];
@@ -103,7 +99,6 @@ export function socketTotals(reports: Report[], n: number, nothingLiked: (socket
 type Memory = { live: number; rss: number };
 export type MemoryAround = { before: Memory; withClients: Memory };
 export type PerClient = ReturnType<typeof memoryPerClient>;
-/** RSS before, with `count` clients, at the phase's end and per client; the same of live memory. */
 export const memoryPerClient = ({ before, withClients }: MemoryAround, count: number, endBytes: number) => ({
   ...{ beforeBytes: before.rss, withClientsBytes: withClients.rss, endBytes, perClientBytes: (withClients.rss - before.rss) / count },
   ...{ liveBeforeBytes: before.live, liveWithClientsBytes: withClients.live, livePerClientBytes: (withClients.live - before.live) / count },
@@ -111,7 +106,6 @@ export const memoryPerClient = ({ before, withClients }: MemoryAround, count: nu
 
 type Cpu = Omit<ReturnType<typeof cpuBetween>, 'windowS' | 'postgres'>;
 
-/** The cores the other parts used over a window, as the log lines and the table's note print them. */
 export function coresUsed(cpu: Cpu, windowS: number): string {
   const c = (x: number | null) => (x === null ? '-' : (x / windowS).toFixed(2));
   return `worker ${c(cpu.worker)}, Redis ${c(cpu.redis)}, load generator ${c(cpu.generator)}, machine ${c(cpu.machine)} (stolen ${c(cpu.steal)}); the API's main thread waited for a core ${c(cpu.apiWaited)} of the time`;
@@ -125,14 +119,12 @@ const kib = (bytes: number) => `${(bytes / 1024).toFixed(1)} KiB`;
 const cores = (x: number) => x.toFixed(3);
 const pct = (x: number) => (Number.isFinite(x) ? `${(100 * x).toFixed(0)} %` : '-');
 const memoryCell = (rss: NonNullable<LivePhase['rss']>) => `${kib(rss.perClientBytes)} (${kib(rss.livePerClientBytes)})`;
-/** Net API CPU per client and second of the window, per update and per request. */
 const netCpu = (x: LivePhase) => ({
   clientSecond: x.cpu.apiNet / (x.windowS * x.clients),
   update: x.cpu.apiNet / x.updates,
   request: x.cpu.apiNet / x.requests,
 });
 
-/** The phases and the CPU figures the table and the targets compare. */
 function figures({ phases: [likes, push, poll], sockets: s, pollAtFullLoad }: LiveResults) {
   const [pushCpu, pollCpu] = [netCpu(push), netCpu(poll)];
   const updatesPerRequest = poll.updates / poll.requests;
@@ -185,7 +177,6 @@ const HEADER =
   'live counts|clients|p50 ms|p99 ms|p99 from sent|CPU/update|CPU/request|CPU/client·s|API cores|net of likes|RSS/client (live)|updates/s|likes/s, p99|check'.split(
     '|',
   );
-/** A table row from its cells by column name, '-' in the others. */
 const row = (cells: Record<string, string>) => HEADER.map((h) => cells[h] ?? '-');
 
 const check = (x: LivePhase) =>
