@@ -7,8 +7,8 @@ import pg from 'pg';
 import { inGroups } from './seed.js';
 
 /** A row of the main table; rtAlone, rtLoaded: Redis round trips per request one at a time and at full concurrency. */
-export type TableRow = { scenario: string; server: string; check: string; vs: string; rps: number; p50Ms: number; p99Ms: number } & RowRedis;
-type RowRedis = { failures: number; rtAlone?: number; rtLoaded?: number; commands?: number };
+export type TableRow = { scenario: string; server: string; check: string; vs: string } & RowLoad;
+type RowLoad = { rps: number; p50Ms: number; p99Ms: number; failures: number; rtAlone?: number; rtLoaded?: number; commands?: number };
 /** `target`: at least this (at most when `atMost`); `format` prints value and target when they are not ratios. */
 export type Ratio = { label: string; value: number; detail: string; target?: number; atMost?: boolean; format?: (x: number) => string };
 

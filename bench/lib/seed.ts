@@ -56,6 +56,16 @@ export async function openSeeder(serverEnv: Record<string, string>) {
   };
 }
 
+export async function withSeeder<T>(serverEnv: Record<string, string>, work: (seeder: Seeder) => Promise<T>): Promise<T> {
+  const seeder = await openSeeder(serverEnv);
+  try {
+    return await work(seeder);
+  } finally {
+    await seeder.close();
+  }
+}
+type Seeder = Awaited<ReturnType<typeof openSeeder>>;
+
 export type World = Awaited<ReturnType<typeof seedWorld>>;
 
 const CONTENTS = KINDS.reactions.map((kind) => kind.reaction!.content);
