@@ -21,19 +21,15 @@ async function startTally(): Promise<Running> {
 /** The gateway scenario's product: its subgraph of BENCH_BLOG_POSTS posts (p0, p1, …) and an Apollo Gateway composing it with
  * Tally at BENCH_TALLY_URL, Tally's SDL taken with the service credential BENCH_SERVICE_TOKEN. */
 async function startProductGateway(env: NodeJS.ProcessEnv): Promise<Running> {
-  const [{ startBlogSubgraph }, { startGateway }] = [
-    await import('../../test/support/blogSubgraph.js'),
-    await import('../../test/support/gateway.js'),
-  ];
+  const { startBlogSubgraph } = await import('../../test/support/blogSubgraph.js');
+  const { startGateway } = await import('../../test/support/gateway.js');
   const posts = Array.from({ length: Number(env.BENCH_BLOG_POSTS) }, (_, i) => ({ id: `p${i}`, title: `post ${i}`, authorId: '1' }));
   const blog = await startBlogSubgraph(posts, []);
-  const gateway = await startGateway(
-    [
-      { name: 'blog', url: blog.url },
-      { name: 'tally', url: `${env.BENCH_TALLY_URL}/graphql` },
-    ],
-    env.BENCH_SERVICE_TOKEN!,
-  );
+  const subgraphs = [
+    { name: 'blog', url: blog.url },
+    { name: 'tally', url: `${env.BENCH_TALLY_URL}/graphql` },
+  ];
+  const gateway = await startGateway(subgraphs, env.BENCH_SERVICE_TOKEN!);
   return { url: gateway.url.replace(/\/$/, ''), stop: () => gateway.stop().then(blog.stop) };
 }
 

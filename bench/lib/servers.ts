@@ -16,12 +16,9 @@ export function entryOf(file: string): string[] {
   return compiled ? [path] : ['--import', 'tsx', path];
 }
 
-export async function startChild<Ready>(
-  name: string,
-  node: string,
-  args: string[],
-  options: { env?: NodeJS.ProcessEnv; openFiles?: number; readyWithinMs: number },
-) {
+type ChildOptions = { env?: NodeJS.ProcessEnv; openFiles?: number; readyWithinMs: number };
+
+export async function startChild<Ready>(name: string, node: string, args: string[], options: ChildOptions) {
   const [command, commandArgs] = withOpenFiles(node, args, options.openFiles ?? 0);
   const child = spawn(command, commandArgs, { cwd: projectPath(), env: options.env, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
@@ -94,32 +91,28 @@ export async function waitForQuiet<T>(read: () => Promise<T>, quietMs: number, t
 }
 
 export type ServerHandle = Awaited<ReturnType<typeof startServer>>;
+const noop = () => {};
 
 const flags = (text: string | undefined) => (text ?? '').split(' ').filter(Boolean);
 const TALLY_NODE_FLAGS = flags(JSON.parse(readFileSync(projectPath('package.json'), 'utf8')).config?.nodeFlags);
 /** Tally and the reference (d) run as `npm start` runs Tally (or with BENCH_NODE_FLAGS); the other baselines with Node's defaults. */
-const nodeFlags = (kind: ServerKind) =>
-  kind !== 'tally' && kind !== 'jit-feed'
-    ? []
-    : process.env.BENCH_NODE_FLAGS !== undefined
-      ? flags(process.env.BENCH_NODE_FLAGS)
-      : TALLY_NODE_FLAGS;
+const nodeFlags = (kind: ServerKind) => {
+  if (kind !== 'tally' && kind !== 'jit-feed') return [];
+  return process.env.BENCH_NODE_FLAGS !== undefined ? flags(process.env.BENCH_NODE_FLAGS) : TALLY_NODE_FLAGS;
+};
 
 export async function startServer(
   kind: ServerKind,
   env: Record<string, string>,
   node = process.execPath,
   openFiles = 0,
-  extraFlags: string[] = [],
+  more: string[] = [],
 ) {
   const dir = process.env.BENCH_CPU_PROFILE_DIR;
   const profile = dir ? ['--cpu-prof', `--cpu-prof-dir=${dir}/${kind}`] : [];
-  const args = [...profile, ...nodeFlags(kind), ...extraFlags, ...entryOf('serverProcess'), kind];
-  const child = await startChild<{ url: string }>(`${kind} server`, node, args, {
-    env: { ...process.env, ...env },
-    openFiles,
-    readyWithinMs: 60_000,
-  });
+  const args = [...profile, ...nodeFlags(kind), ...more, ...entryOf('serverProcess'), kind];
+  const options = { env: { ...process.env, ...env }, openFiles, readyWithinMs: 60_000 };
+  const child = await startChild<{ url: string }>(`${kind} server`, node, args, options);
   const redisStats = () => child.call<RedisStats | null>('redisStats');
   return {
     kind,
@@ -127,11 +120,7 @@ export async function startServer(
     pid: child.pid,
     redisStats,
     /** Once the Redis stats stop moving (at most 5 s): what a timed run left in flight is done. */
-    settle: () =>
-      waitForQuiet(redisStats, 250, 5000).then(
-        () => {},
-        () => {},
-      ),
+    settle: () => waitForQuiet(redisStats, 250, 5000).then(noop, noop),
     flush: () => child.call<number>('flush'),
     memory: () => child.call<NodeJS.MemoryUsage & { collected: boolean }>('memory'),
     stop: child.stop,
@@ -140,10 +129,8 @@ export async function startServer(
 
 export async function startDeployment(env: Record<string, string>, openFiles = 0, apiFlags: string[] = []) {
   const worker = await startServer('tally', { ...env, ROLE: 'worker' });
-  const api = await startServer('tally', { ...env, ROLE: 'api' }, process.execPath, openFiles, apiFlags).catch(async (error) => {
-    await worker.stop();
-    throw error;
-  });
+  const stopWorker = (error: unknown) => worker.stop().then(() => Promise.reject(error));
+  const api = await startServer('tally', { ...env, ROLE: 'api' }, process.execPath, openFiles, apiFlags).catch(stopWorker);
   const pids = { api: api.pid, worker: worker.pid, redis: await localRedisPid(env.REDIS_URL!) };
   return { api, worker, pids, stop: () => api.stop().then(worker.stop) };
 }

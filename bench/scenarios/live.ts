@@ -115,27 +115,14 @@ export async function runLiveScenario({ env, settings, log }: { env: BenchEnv; s
       if (watching) await waitForQuiet(async () => total(await marks(), 'updates'), m.QUIET_MS, WATCH_AFTER_MS).catch(() => {});
       const reports = await Promise.all(processes.map((c) => c.call('report')));
       const r = { ...sent, base, windowS, from: before.cpu.at, cpu, clientLoops, rssEnd, reports };
-      const [updates, requests] = [
-        total(after.marks, 'updates') - total(before.marks, 'updates'),
-        total(after.marks, 'answers') - total(before.marks, 'answers'),
-      ];
-      const latency = watching
-        ? m.latencyOf(
-            r,
-            reports.flatMap((x) => x.records),
-            postIndex,
-          )
-        : null;
-      return { ...r, measured: { updates, requests, latency } };
+      const counted = (key: 'updates' | 'answers') => total(after.marks, key) - total(before.marks, key);
+      const latency = watching ? m.latencyOf(r, reports, postIndex) : null;
+      return { ...r, measured: { updates: counted('updates'), requests: counted('answers'), latency } };
     };
     type Extra = { seen: string; rss?: m.PerClient | null; problems?: string[]; overload?: string[] };
+    type Mode = 'likes only' | 'push' | 'poll';
     /** A phase's record, its counts checked, and its progress line; `problems` fail the run, `overload` is measured. */
-    const phase = async (
-      mode: 'likes only' | 'push' | 'poll',
-      r: Awaited<ReturnType<typeof likePhase>>,
-      clientCount: number,
-      extra: Extra,
-    ) => {
+    const phase = async (mode: Mode, r: Awaited<ReturnType<typeof likePhase>>, clientCount: number, extra: Extra) => {
       const cores = `API ${(r.cpu.api / r.windowS).toFixed(2)}, ${m.coresUsed(r.cpu, r.windowS)}`;
       const loops = r.clientLoops.map((c) => c.utilization).join(', ');
       log(`  ${mode}: ${extra.seen}; likes ${r.load.rps.toFixed(0)}/s, p99 ${r.load.p99Ms} ms; cores ${cores}; client loops ${loops}`);
@@ -151,18 +138,9 @@ export async function runLiveScenario({ env, settings, log }: { env: BenchEnv; s
       );
       const countProblems = off instanceof Error ? [off.message] : off.length > 0 ? [`counts off: ${off.slice(0, 5).join('; ')}`] : [];
       const { windowS, load: likes, cpu, measured, clientLoops } = r;
+      const [rss, exact] = [extra.rss ?? null, countProblems.length === 0];
       return {
-        ...{
-          mode,
-          clients: clientCount,
-          windowS,
-          likes,
-          cpu,
-          ...measured,
-          rss: extra.rss ?? null,
-          clientLoops,
-          exact: countProblems.length === 0,
-        },
+        ...{ mode, clients: clientCount, windowS, likes, cpu, ...measured, rss, clientLoops, exact },
         problems: [...countProblems, ...(extra.problems ?? [])],
         overload: [...(r.load.failures > 0 ? [likesFailed] : []), ...(extra.overload ?? [])],
       };
@@ -231,13 +209,9 @@ export async function runLiveScenario({ env, settings, log }: { env: BenchEnv; s
     const body = JSON.stringify({ query: POLL, variables: { ids: watched(0) } });
     await runLoad({ url: api.url, connections: FULL_LOAD_CONNECTIONS, durationS: 2, body });
     const cpu0 = cpuSeconds(api.pid);
-    const {
-      rps,
-      p99Ms,
-      failures,
-      requests: polled,
-    } = await runLoad({ url: api.url, connections: FULL_LOAD_CONNECTIONS, durationS: FULL_LOAD_S, body });
-    const cpuPerRequestS = (cpuSeconds(api.pid) - cpu0) / Math.max(1, polled);
+    const full = await runLoad({ url: api.url, connections: FULL_LOAD_CONNECTIONS, durationS: FULL_LOAD_S, body });
+    const { rps, p99Ms, failures } = full;
+    const cpuPerRequestS = (cpuSeconds(api.pid) - cpu0) / Math.max(1, full.requests);
     const pollAtFullLoad = { connections: FULL_LOAD_CONNECTIONS, rps, p99Ms, failures, cpuPerRequestS };
     if (failures > 0) poll.problems.push(`${failures} poll queries failed at full load`);
     const perRequest = `${(cpuPerRequestS * 1e6).toFixed(0)} µs of API CPU per request`;

@@ -12,14 +12,8 @@ export const [LIKE_CONNECTIONS, ANSWER_WAIT_MS, QUIET_MS] = [1024, 30_000, 2000]
 const [LATENCY_P99_TARGET_MS, SOCKETS_TARGET] = [1000, 10_000];
 
 export async function sendLikes(url: string, likes: { post: number; token: string; body: string }[], rate: number) {
-  const loop = startOpenLoop({
-    url,
-    perSecond: rate,
-    next: (i) => likes[i]!,
-    isOk: changed,
-    maxSockets: LIKE_CONNECTIONS,
-    count: likes.length,
-  });
+  const next = (i: number) => likes[i]!;
+  const loop = startOpenLoop({ url, perSecond: rate, next, isOk: changed, maxSockets: LIKE_CONNECTIONS, count: likes.length });
   const lastSentAt = await loop.allSent;
   const { records, failures, unanswered } = await loop.stop(ANSWER_WAIT_MS);
   const byPost = Array.from({ length: LIVE_POSTS }, (): RequestRecord[] => []);
@@ -50,9 +44,8 @@ export function settledCounts(url: string, postIds: string[], timeoutMs = 60_000
   };
   const readOnce = async () => (await waitFor(read, Boolean, { timeoutMs: deadline - Date.now(), intervalMs: 250 }))!;
   return waitForQuiet(readOnce, QUIET_MS, timeoutMs).catch(() => {
-    throw new Error(
-      counts ? `the counts kept moving for ${timeoutMs} ms` : `the counts could not be read within ${timeoutMs} ms: ${failure}`,
-    );
+    const why = counts ? 'the counts kept moving' : `the counts could not be read within ${timeoutMs} ms: ${failure}`;
+    throw new Error(counts ? `${why} for ${timeoutMs} ms` : why);
   });
 }
 
@@ -62,18 +55,17 @@ export const pushesDue = (likedAt: readonly number[][], watchers: readonly numbe
 
 type Report = Awaited<ReturnType<LiveCommands['report']>>;
 
-export function latencyOf(
-  r: { acks: number[][]; sends: number[][]; base: number[] },
-  records: Report['records'],
-  postIndex: Map<number, number>,
-) {
-  const seen = records.flatMap((record) => {
-    const byPost = new Map(record.postIds.map((id) => [postIndex.get(Number(id))!, [] as { at: number; count: number }[]]));
-    for (let q = 0; q < record.seen.length; q += 3) {
-      byPost.get(postIndex.get(record.seen[q]!)!)?.push({ count: record.seen[q + 1]!, at: record.seen[q + 2]! });
-    }
-    return [...byPost];
-  });
+type Liked = { acks: number[][]; sends: number[][]; base: number[] };
+export function latencyOf(r: Liked, reports: Report[], postIndex: Map<number, number>) {
+  const seen = reports
+    .flatMap((x) => x.records)
+    .flatMap((record) => {
+      const byPost = new Map(record.postIds.map((id) => [postIndex.get(Number(id))!, [] as { at: number; count: number }[]]));
+      for (let q = 0; q < record.seen.length; q += 3) {
+        byPost.get(postIndex.get(record.seen[q]!)!)?.push({ count: record.seen[q + 1]!, at: record.seen[q + 2]! });
+      }
+      return [...byPost];
+    });
   const lags = seen.flatMap(([post, o]) => inclusionLags(r.acks[post]!, o, r.base[post]!));
   const fromSent = lagStats(seen.flatMap(([post, o]) => inclusionLags(r.sends[post]!, o, r.base[post]!)));
   return { samples: lags.length, ...lagStats(lags), fromSentP50Ms: fromSent.p50Ms, fromSentP99Ms: fromSent.p99Ms };
