@@ -42,7 +42,7 @@ const feedCasesOf = (server: ServerHandle, id: ServerId, name: string): Case[] =
   ...(id === 'tally' ? [{ server, name: 'Tally { __typename }', label: 'tally floor', query: 'floor', page: null } as const] : []),
   ...PAGES.map((page) => ({ server, name, label: `${id} ${page}`, query: 'feed', page }) as const),
   ...(id === 'tally'
-    ? PAGES.map((page) => ({ server, name: REACTIONS, label: `tally ${page}+groups`, query: 'reactions', page }) as const)
+    ? PAGES.map((page): Case => ({ server, name: REACTIONS, label: `tally ${page}+groups`, query: 'reactions', page }))
     : []),
 ];
 
@@ -82,14 +82,12 @@ function caseRunner({ world, warmupS }: Options) {
     const redisAlone = redis ? await oneByOne(c.server, 20, query, variables) : null;
     await warmUp(prepared, warmupS);
     const amount = CONNECTIONS * 8;
-    const redisLoaded = !redis
-      ? null
-      : await redisPerRequest(c.server, async () => {
-          const { failures } = await loadCase(prepared, { amount });
-          if (failures > 0) throw new Error(`${c.label}: ${failures} failed requests`);
-          return amount;
-        });
-    return { ...prepared, redisAlone, redisLoaded };
+    const loaded = async () => {
+      const { failures } = await loadCase(prepared, { amount });
+      if (failures > 0) throw new Error(`${c.label}: ${failures} failed requests`);
+      return amount;
+    };
+    return { ...prepared, redisAlone, redisLoaded: redis ? await redisPerRequest(c.server, loaded) : null };
   };
   return { oneByOne, prepare };
 }

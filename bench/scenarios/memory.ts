@@ -85,9 +85,9 @@ const wholeRelation =
     for (const group of inGroups(userIds, 1000)) add(p, key, group);
   };
 
-const RELATION_LAYOUTS: [string, string, Write<Facts>][] = [
-  [
-    'plainBitmap',
+/** What Tally's relations are compared with (each writes one post's likes), by key in the results: table column, write. */
+const RELATION_LAYOUTS: Record<string, [string, Write<Facts>]> = {
+  plainBitmap: [
     'plain bitmap',
     (p, [id, { name }, userIds]) => {
       for (const userId of userIds) {
@@ -96,42 +96,39 @@ const RELATION_LAYOUTS: [string, string, Write<Facts>][] = [
       }
     },
   ],
-  ['set', 'SET', wholeRelation((p, key, group) => p.sadd(key, ...group))],
-  ['hash', 'HASH', wholeRelation((p, key, group) => p.hset(key, ...group.flatMap((u) => [u, 1])))],
-];
+  set: ['SET', wholeRelation((p, key, group) => p.sadd(key, ...group))],
+  hash: ['HASH', wholeRelation((p, key, group) => p.hset(key, ...group.flatMap((u) => [u, 1])))],
+};
 
-function entityLayouts(counters: number[][]): [string, string, Write<number>][] {
+/** The layouts of counted entities (each writes one entity's counters), by key in the results: description, write. */
+function entityLayouts(counters: number[][]): Record<string, [string, Write<number>]> {
   const packed = (id: number) => packCounters(counters[id - 1]!);
-  const slotKey = (id: number) => `cnt:post:${Math.floor(id / SLOTS)}`;
+  const [slotKey, slot] = [(id: number) => `cnt:post:${Math.floor(id / SLOTS)}`, (id: number) => (id % SLOTS) * 20];
   const presized = new Set<string>();
-  return [
-    ['packed', "packed string per entity (Tally's cnt:, 20 bytes)", (p, id) => p.set(keys.counters(post(id)), packed(id))],
-    [
-      'hash5',
+  return {
+    packed: ["packed string per entity (Tally's cnt:, 20 bytes)", (p, id) => p.set(keys.counters(post(id)), packed(id))],
+    hash5: [
       'HASH per entity, 5 fields "0".."4"',
       (p, id) => p.hset(keys.counters(post(id)), ...counters[id - 1]!.flatMap((v, i) => [i, v])),
     ],
-    [
-      'bucketHash',
+    bucketHash: [
       'bucketed HASH: 100 entities per key, field id -> 20-byte packed counters',
       (p, id) => p.hset(`cnt:post:${Math.floor(id / 100)}`, id, packed(id)),
     ],
-    [
-      'slotString',
+    slotString: [
       'fixed-slot string: 1,024 entities per key, SETRANGE (id % 1024) * 20',
-      (p, id) => p.setrange(slotKey(id), (id % SLOTS) * 20, packed(id)),
+      (p, id) => p.setrange(slotKey(id), slot(id), packed(id)),
     ],
     // SETRANGE grows a string as appends do (to twice the length asked); one SET at full length allocates that length.
-    [
-      'slotStringPresized',
+    slotStringPresized: [
       'the same, each key first SET to 20,480 zero bytes (NX)',
       (p, id) => {
         if (!presized.has(slotKey(id))) p.set(slotKey(id), Buffer.alloc(SLOTS * 20), 'NX');
         presized.add(slotKey(id));
-        p.setrange(slotKey(id), (id % SLOTS) * 20, packed(id));
+        p.setrange(slotKey(id), slot(id), packed(id));
       },
     ],
-  ];
+  };
 }
 
 async function measure(redis: Redis, into: Memory, patterns = ['*'], kindOf?: (key: string) => string) {
@@ -176,8 +173,9 @@ async function measureTally(redis: Redis & ScriptedRedis, set: DataSet): Promise
 async function measureRelations(redis: Redis & ScriptedRedis, set: DataSet) {
   const relations = [...set.likers.values()].reduce((n, ids) => n + ids.length, 0);
   const layouts: Record<string, Memory> = { tally: await measureTally(redis, set) };
-  for (const [layout, , write] of RELATION_LAYOUTS)
-    layouts[layout] = await layoutMemory(redis, inGroups(factsOf(set), POST_BATCH), POST_BATCH, write);
+  const batches = inGroups(factsOf(set), POST_BATCH);
+  for (const [layout, [, write]] of Object.entries(RELATION_LAYOUTS))
+    layouts[layout] = await layoutMemory(redis, batches, POST_BATCH, write);
   const perRelation = Object.fromEntries(Object.entries(layouts).map(([l, m]) => [l, { ...m, perRelation: m.bytes / relations }]));
   // The packed counters a flush writes for these facts (each post's string ends at its last non-zero slot).
   const slots = new Map([...set.likers.keys()].map((id) => [id, Array<number>(COUNTER_SLOTS).fill(0)]));
@@ -193,7 +191,7 @@ async function measureEntities(redis: Redis) {
   const scale = [20_000, 2_000, 300, 100, 50]; // plausible magnitudes of an entity's five counters (reads >> likes >> favs...)
   const counters = range(0, COUNTED_ENTITIES).map(() => range(0, COUNTER_SLOTS).map((i) => Math.floor(scale[i]! * rand() ** 3)));
   const results = [];
-  for (const [layout, description, write] of entityLayouts(counters)) {
+  for (const [layout, [description, write]] of Object.entries(entityLayouts(counters))) {
     const { bytes, keys: encodings } = await layoutMemory(redis, [range(1, COUNTED_ENTITIES)], 1000, write);
     results.push({ layout, description, entities: COUNTED_ENTITIES, bytes, perEntity: bytes / COUNTED_ENTITIES, keys: encodings });
   }
@@ -254,8 +252,8 @@ const keyCounts = (counts: Record<string, number>) =>
     .join(', ');
 
 export function memoryTable(results: MemoryResults): string {
-  const layouts = ['tally', ...RELATION_LAYOUTS.map(([l]) => l)];
-  const header = ['memory per relation', 'posts', 'likes', 'Tally B/like', ...RELATION_LAYOUTS.map(([, c]) => c)];
+  const layouts = ['tally', ...Object.keys(RELATION_LAYOUTS)];
+  const header = ['memory per relation', 'posts', 'likes', 'Tally B/like', ...Object.values(RELATION_LAYOUTS).map(([c]) => c)];
   const cells = (row: MemoryResults['relations'][number]) => [
     ...[row.dataSet, String(row.entities), String(row.relations), ...layouts.map((l) => bytes(row.layouts[l]!.perRelation))],
     times(row.layouts.tally!.bytes / row.layouts.plainBitmap!.bytes),
