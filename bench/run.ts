@@ -29,19 +29,12 @@ const timing = () => {
   const durationS = intSetting('BENCH_DURATION_S', 6, 3600);
   return { durationS, warmupS: Math.min(2, durationS) };
 };
-const noFailures = (runs: { load: { failures: number } }[]) => runs.every((r) => r.load.failures === 0);
-const rowsOutcome = (
-  results: unknown,
-  runs: { load: { failures: number } }[],
-  rows: TableRow[],
-  ratios: Ratio[],
-  passed = noFailures(runs),
-) => ({
-  results,
-  table: formatTable(rows, ratios),
-  ratios,
-  passed,
-});
+type Runs = { load: { failures: number } }[];
+const noFailures = (runs: Runs) => runs.every((r) => r.load.failures === 0);
+/** An outcome shown as TableRows with their ratios; it passes when no request failed, unless told otherwise. */
+const rowsOutcome = (results: unknown, runs: Runs, rows: TableRow[], ratios: Ratio[], passed = noFailures(runs)): Outcome => {
+  return { results, table: formatTable(rows, ratios), ratios, passed };
+};
 
 const SCENARIOS: Record<string, Scenario> = {
   feed: () => {
@@ -59,9 +52,8 @@ const SCENARIOS: Record<string, Scenario> = {
     const binaries = nodeBinaries(); // found (or installed) before anything is created
     if (binaries.length === 0) return null;
     return async ({ world, log }) => {
-      log(
-        `runtimes: Tally's feed, pages of ${feed.PAGES.join(' and ')}, on ${binaries.map((b) => `Node ${b.version} (${b.path})`).join(' vs ')}`,
-      );
+      const nodes = binaries.map((b) => `Node ${b.version} (${b.path})`).join(' vs ');
+      log(`runtimes: Tally's feed, pages of ${feed.PAGES.join(' and ')}, on ${nodes}`);
       const runs = await feed.runRuntimeScenario({ ...(await world()), binaries, durationS, warmupS });
       return rowsOutcome({ settings: { durationS, warmupS, binaries }, runs }, runs, feed.runtimeRows(runs), feed.runtimeRatios(runs));
     };
@@ -69,9 +61,8 @@ const SCENARIOS: Record<string, Scenario> = {
   gateway: () => {
     const { durationS, warmupS } = timing();
     return async ({ freshEnv, log }) => {
-      log(
-        `gateway: 20 entities a product owns, through an Apollo Gateway and from Tally directly, ${warmupS} s warm-up + ${durationS} s each`,
-      );
+      const each = `${warmupS} s warm-up + ${durationS} s each`;
+      log(`gateway: 20 entities a product owns, through an Apollo Gateway and from Tally directly, ${each}`);
       const runs = await runGatewayScenario({ env: await freshEnv(), durationS, warmupS });
       const results = { method: 'docs/performance.md#through-a-gateway', settings: { durationS, warmupS }, runs };
       return rowsOutcome(results, runs, gatewayRows(runs), gatewayRatios(runs));
@@ -109,18 +100,12 @@ const SCENARIOS: Record<string, Scenario> = {
     const settings = erasureSettings();
     return async ({ freshEnv, log }) => {
       const env = await freshEnv();
-      log(
-        `account erasure: a victim with ${settings.likes} likes, erased under ${settings.feedPerS} feed pages/s + ${settings.likesPerS} likes/s`,
-      );
+      const { likes, feedPerS, likesPerS } = settings;
+      log(`account erasure: a victim with ${likes} likes, erased under ${feedPerS} feed pages/s + ${likesPerS} likes/s`);
       const erasure = await runErasureScenario({ env, settings, log: console.log });
       // A count off or something of the victim left fails the run; a slowdown is measured, not a failure.
-      return {
-        results: erasure,
-        table: erasureTable(erasure),
-        ratios: [],
-        targets: erasureTargets(erasure),
-        passed: erasureCorrect(erasure),
-      };
+      const [table, targets, passed] = [erasureTable(erasure), erasureTargets(erasure), erasureCorrect(erasure)];
+      return { results: erasure, table, ratios: [], targets, passed };
     };
   },
 };

@@ -77,8 +77,7 @@ export function nodeBinaries(): NodeBinary[] {
     if (paths.length < 2) throw new Error('it needs at least two binaries');
     return paths.map((path) => ({ path, version: versionOf(path) }));
   } catch (error) {
-    throw new Error(
-      `runtime comparison: ${(error as Error).message}; set BENCH_NODE_BINARIES=/path/to/node20,/path/to/node24 (or none to skip it)`,
-    );
+    const set = 'set BENCH_NODE_BINARIES=/path/to/node20,/path/to/node24 (or none to skip it)';
+    throw new Error(`runtime comparison: ${(error as Error).message}; ${set}`);
   }
 }

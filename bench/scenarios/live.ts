@@ -157,13 +157,11 @@ export async function runLiveScenario({ env, settings, log }: { env: BenchEnv; s
 
     let base = await baseCounts();
     let opened = { subscribed: 0, openSeconds: 0 };
-    const pushMemory = await memoryAround(
-      async () => (opened = await openSockets(api.url, clients, n, settings.sampledSockets, watched, log)),
-    );
+    const connect = async () => (opened = await openSockets(api.url, clients, n, settings.sampledSockets, watched, log));
+    const pushMemory = await memoryAround(connect);
     const [mib, a, b] = [(bytes: number) => (bytes / 2 ** 20).toFixed(0), pushMemory.before, pushMemory.withClients];
-    log(
-      `  push: ${n} sockets subscribed in ${opened.openSeconds.toFixed(1)} s; API RSS ${mib(a.rss)} → ${mib(b.rss)} MiB, live heap + external ${mib(a.live)} → ${mib(b.live)} MiB (after a full GC)`,
-    );
+    const memory = `API RSS ${mib(a.rss)} → ${mib(b.rss)} MiB, live heap + external ${mib(a.live)} → ${mib(b.live)} MiB (after a full GC)`;
+    log(`  push: ${n} sockets subscribed in ${opened.openSeconds.toFixed(1)} s; ${memory}`);
     await idle(api.pid);
     const metricsBefore = await metricsText(api.url);
     const pushRun = await likePhase(base, clients);
