@@ -124,14 +124,10 @@ const runOf = (runs: readonly FeedRun[], server: ServerId, page: number | null, 
 
 export function feedRatios(runs: readonly FeedRun[], roundTripsByPage: { page: number; roundTrips: number; commands: number }[]): Ratio[] {
   const perPage = roundTripsByPage.map((r) => `${r.page}: ${r.roundTrips.toFixed(2)} RT, ${r.commands.toFixed(1)} cmds`);
-  const roundTrips: Ratio = {
-    label: `Tally Redis round trips per feed page, most over pages of ${roundTripsByPage.map((r) => r.page).join(', ')}`,
-    value: Math.max(...roundTripsByPage.map((r) => r.roundTrips)),
-    format: (x) => x.toFixed(2),
-    target: ROUND_TRIPS_TARGET,
-    atMost: true,
-    detail: `${perPage.join('; ')} (one request at a time)`,
-  };
+  const label = `Tally Redis round trips per feed page, most over pages of ${ROUND_TRIP_PAGES.join(', ')}`;
+  const detail = `${perPage.join('; ')} (one request at a time)`;
+  const [value, format] = [Math.max(...roundTripsByPage.map((r) => r.roundTrips)), (x: number) => x.toFixed(2)];
+  const roundTrips: Ratio = { label, value, format, target: ROUND_TRIPS_TARGET, atMost: true, detail };
   return [
     roundTrips,
     ...PAGES.flatMap((page) => {

@@ -119,15 +119,11 @@ const runOf = (runs: readonly GatewayRun[], id: CaseId) => runs.find((r) => r.id
 
 export function gatewayRatios(runs: readonly GatewayRun[]): Ratio[] {
   const [through, direct, entities] = [runOf(runs, 'gateway'), runOf(runs, 'direct'), runOf(runs, '_entities')];
+  const label = `Tally Redis round trips per gateway page of ${ENTITIES} entities`;
+  const detail = `${through.redis!.commands.toFixed(1)} commands (the median of 21 pages, one at a time)`;
+  const format = (x: number) => x.toFixed(2);
   return [
-    {
-      label: `Tally Redis round trips per gateway page of ${ENTITIES} entities`,
-      value: through.redis!.roundTrips,
-      format: (x) => x.toFixed(2),
-      target: ROUND_TRIPS_TARGET,
-      atMost: true,
-      detail: `${through.redis!.commands.toFixed(1)} commands (the median of 21 pages, one at a time)`,
-    },
+    { label, value: through.redis!.roundTrips, format, target: ROUND_TRIPS_TARGET, atMost: true, detail },
     versus(`gateway page of ${ENTITIES} / the same page from Tally directly`, through.load, direct.load),
     versus(`Tally _entities batch of ${ENTITIES} / entities(type, ids)`, entities.load, direct.load, ENTITIES_TARGET),
   ];
@@ -135,10 +131,6 @@ export function gatewayRatios(runs: readonly GatewayRun[]): Ratio[] {
 
 export const gatewayRows = (runs: readonly GatewayRun[]): TableRow[] =>
   runs.map((r) => ({
-    scenario: `entities ${ENTITIES}`,
-    server: r.name,
-    ...r.load,
-    ...redisCells(r.redis, null),
-    check: 'written truth',
+    ...{ scenario: `entities ${ENTITIES}`, server: r.name, ...r.load, ...redisCells(r.redis, null), check: 'written truth' },
     vs: r.id === 'direct' ? 'reference' : `${times(r.load.rps / runOf(runs, 'direct').load.rps)} direct`,
   }));

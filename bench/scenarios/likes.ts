@@ -98,12 +98,10 @@ export async function runLikeScenario(opts: { serverEnv: Record<string, string>;
 
 export function likeRatios(runs: readonly LikeRun[]): Ratio[] {
   const [tally, reactions, pg, pgAsync] = runs; // in RUNS order
+  const format = (x: number) => ms(Number.isFinite(x) ? x : null);
+  // Likes never seen in the count are infinitely stale.
   const freshness = (label: string, { freshness: f }: LikeRun): Ratio => ({
-    label,
-    value: f.p99Ms ?? Infinity, // likes never seen in the count are infinitely stale
-    format: (x) => ms(Number.isFinite(x) ? x : null),
-    target: FRESHNESS_P99_TARGET_MS,
-    atMost: true,
+    ...{ label, value: f.p99Ms ?? Infinity, format, target: FRESHNESS_P99_TARGET_MS, atMost: true },
     detail: `ack -> count includes it, p50 ${ms(f.p50Ms)}, max ${ms(f.maxMs)}; polled every ≥${f.pollIntervalMs} ms (mean ${f.meanPollIntervalMs} ms, read p99 ${ms(f.pollLatencyP99Ms)}); PostgreSQL p99 ${ms(pg!.freshness.p99Ms)}`,
   });
   return [
@@ -118,10 +116,7 @@ export function likeRatios(runs: readonly LikeRun[]): Ratio[] {
 
 export const likeRows = (runs: readonly LikeRun[], likes: number, pg = runs[2]!): TableRow[] =>
   runs.map((r) => ({
-    scenario: 'hot post',
-    server: r.name,
-    ...r.load,
-    ...redisCells(null, r.redisLoaded),
+    ...{ scenario: 'hot post', server: r.name, ...r.load, ...redisCells(null, r.redisLoaded) },
     check: `${r.exact ? 'exact' : 'NOT EXACT'} ${r.finalCount}/${likes}, fresh p50 ${ms(r.freshness.p50Ms)} p99 ${ms(r.freshness.p99Ms)}`,
     vs: r === pg ? 'baseline' : `${times(r.load.rps / pg.load.rps)} PostgreSQL`,
   }));
