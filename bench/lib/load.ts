@@ -52,12 +52,9 @@ export async function runLoad(options: LoadOptions) {
   };
 }
 
-export function sendAll(
-  url: string,
-  requests: readonly { body: string; token: string }[],
-  connections: number,
-  onBody?: (body: string) => void,
-) {
+type Sent = readonly { body: string; token: string }[];
+
+export function sendAll(url: string, requests: Sent, connections: number, onBody?: (body: string) => void) {
   let k = 0;
   const next = () => {
     const { body, token } = requests[k++ % requests.length]!;
@@ -69,11 +66,8 @@ export function sendAll(
 /** Every user's first request, not timed (Tally creates and caches the user). */
 export async function firstSight(url: string, tokens: readonly string[]) {
   const body = JSON.stringify({ query: '{ __typename }' });
-  const { failures } = await sendAll(
-    url,
-    tokens.map((token) => ({ body, token })),
-    32,
-  );
+  const requests = tokens.map((token) => ({ body, token }));
+  const { failures } = await sendAll(url, requests, 32);
   if (failures > 0) throw new Error(`${failures} first-sight requests failed`);
 }
 
@@ -87,12 +81,7 @@ export async function redisPerRequest(server: ServerHandle, work: () => Promise<
 
 export const [CONNECTIONS, ROUNDS] = [16, 3];
 /** A timed request: every answer must be `expectBody`; `settle` waits until what a run left in flight is done. */
-export type TimedCase = {
-  label: string;
-  url: string;
-  body: string;
-  headers: Record<string, string>;
-  expectBody: string;
+export type TimedCase = { label: string; url: string; body: string; headers: Record<string, string>; expectBody: string } & {
   settle(): Promise<void>;
 };
 export const loadCase = (c: TimedCase, more: Partial<LoadOptions>) =>

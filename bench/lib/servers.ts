@@ -91,6 +91,7 @@ export async function waitForQuiet<T>(read: () => Promise<T>, quietMs: number, t
 }
 
 export type ServerHandle = Awaited<ReturnType<typeof startServer>>;
+type Env = Record<string, string>;
 const noop = () => {};
 
 const flags = (text: string | undefined) => (text ?? '').split(' ').filter(Boolean);
@@ -101,13 +102,8 @@ const nodeFlags = (kind: ServerKind) => {
   return process.env.BENCH_NODE_FLAGS !== undefined ? flags(process.env.BENCH_NODE_FLAGS) : TALLY_NODE_FLAGS;
 };
 
-export async function startServer(
-  kind: ServerKind,
-  env: Record<string, string>,
-  node = process.execPath,
-  openFiles = 0,
-  more: string[] = [],
-) {
+/** `more`: Node flags after the usual ones. */
+export async function startServer(kind: ServerKind, env: Env, node = process.execPath, openFiles = 0, more: string[] = []) {
   const dir = process.env.BENCH_CPU_PROFILE_DIR;
   const profile = dir ? ['--cpu-prof', `--cpu-prof-dir=${dir}/${kind}`] : [];
   const args = [...profile, ...nodeFlags(kind), ...more, ...entryOf('serverProcess'), kind];
@@ -127,7 +123,7 @@ export async function startServer(
   };
 }
 
-export async function startDeployment(env: Record<string, string>, openFiles = 0, apiFlags: string[] = []) {
+export async function startDeployment(env: Env, openFiles = 0, apiFlags: string[] = []) {
   const worker = await startServer('tally', { ...env, ROLE: 'worker' });
   const stopWorker = (error: unknown) => worker.stop().then(() => Promise.reject(error));
   const api = await startServer('tally', { ...env, ROLE: 'api' }, process.execPath, openFiles, apiFlags).catch(stopWorker);

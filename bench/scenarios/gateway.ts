@@ -40,9 +40,8 @@ async function seed(api: ServerHandle, worker: ServerHandle) {
   const service = await auth.signService('blog');
   const e = ids.map((id) => ({ type: TYPE, id, ownerId: '1', version: '1' }));
   await gql(api.url, 'mutation($e: [EntityRegistration!]!) { registerEntities(input: { entities: $e }) { applied } }', { e }, service);
-  const kinds: string[] = (await gql(api.url, '{ reactionKinds { content } }')).data.reactionKinds.map(
-    (k: { content: string }) => k.content,
-  );
+  const { reactionKinds } = (await gql<{ reactionKinds: { content: string }[] }>(api.url, '{ reactionKinds { content } }')).data;
+  const kinds = reactionKinds.map((k) => k.content);
   const tokens = new Map(await Promise.all(range(1, USERS).map(async (u) => [u, await auth.sign(u)] as const)));
   const [page, writes] = [[] as unknown[], [] as { u: number; field: string }[]];
   for (const [i, id] of ids.entries()) {
@@ -66,11 +65,8 @@ async function seed(api: ServerHandle, worker: ServerHandle) {
     await worker.flush();
     return (await gql(api.url, direct.query, direct.variables, tokens.get(VIEWER))).data.entities;
   };
-  await waitFor(read, (got) => isDeepStrictEqual(got, page), {
-    timeoutMs: 60_000,
-    intervalMs: 200,
-    what: "Tally's counts of the written truth",
-  });
+  const options = { timeoutMs: 60_000, intervalMs: 200, what: "Tally's counts of the written truth" };
+  await waitFor(read, (got) => isDeepStrictEqual(got, page), options);
   return { service, viewer: tokens.get(VIEWER)!, page };
 }
 
@@ -80,11 +76,8 @@ export async function runGatewayScenario({ env, durationS, warmupS }: { env: Ben
   let gateway: ServerHandle | null = null;
   try {
     const { service, viewer, page } = await seed(tally.api, tally.worker);
-    gateway = await startServer('gateway', {
-      BENCH_TALLY_URL: tally.api.url,
-      BENCH_SERVICE_TOKEN: service,
-      BENCH_BLOG_POSTS: String(ENTITIES),
-    });
+    const product = { BENCH_TALLY_URL: tally.api.url, BENCH_SERVICE_TOKEN: service, BENCH_BLOG_POSTS: String(ENTITIES) };
+    gateway = await startServer('gateway', product);
     const urls = { gateway: gateway.url, tally: tally.api.url };
     const headers = { authorization: `Bearer ${viewer}` };
     const prepared = [];

@@ -35,10 +35,8 @@ export function liveSettings() {
 
 /** A load-generator process (bench/lib/liveClientProcess.ts) with an open file for each of its clients, and some. */
 async function startClients(name: string, openFiles: number) {
-  const child = await startChild(`live clients ${name}`, process.execPath, entryOf('liveClientProcess'), {
-    openFiles,
-    readyWithinMs: 30_000,
-  });
+  const entry = entryOf('liveClientProcess');
+  const child = await startChild(`live clients ${name}`, process.execPath, entry, { openFiles, readyWithinMs: 30_000 });
   const call = <C extends keyof LiveCommands>(cmd: C, args?: Parameters<LiveCommands[C]>[0]) =>
     child.call<Awaited<ReturnType<LiveCommands[C]>>>(cmd, args);
   return { name, pid: child.pid, call, stop: child.stop };

@@ -112,20 +112,16 @@ const kib = (bytes: number) => `${(bytes / 1024).toFixed(1)} KiB`;
 const cores = (x: number) => x.toFixed(3);
 const pct = (x: number) => (Number.isFinite(x) ? `${(100 * x).toFixed(0)} %` : '-');
 const memoryCell = (rss: NonNullable<LivePhase['rss']>) => `${kib(rss.perClientBytes)} (${kib(rss.livePerClientBytes)})`;
-const netCpu = (x: LivePhase) => ({
-  clientSecond: x.cpu.apiNet / (x.windowS * x.clients),
-  update: x.cpu.apiNet / x.updates,
-  request: x.cpu.apiNet / x.requests,
-});
+const netCpu = ({ cpu: { apiNet }, windowS, clients, updates, requests }: LivePhase) => {
+  return { clientSecond: apiNet / (windowS * clients), update: apiNet / updates, request: apiNet / requests };
+};
 
 function figures({ phases: [likes, push, poll], sockets: s, pollAtFullLoad }: LiveResults) {
   const [pushCpu, pollCpu] = [netCpu(push), netCpu(poll)];
   const updatesPerRequest = poll.updates / poll.requests;
   /** Polling at the poll query's full-load CPU per request. */
-  const fullLoad = {
-    clientSecond: pollAtFullLoad.cpuPerRequestS * (1000 / POLL_INTERVAL_MS),
-    update: pollAtFullLoad.cpuPerRequestS / updatesPerRequest,
-  };
+  const perRequest = pollAtFullLoad.cpuPerRequestS;
+  const fullLoad = { clientSecond: perRequest * (1000 / POLL_INTERVAL_MS), update: perRequest / updatesPerRequest };
   /** Every push due delivered: CPU per push × pushes due, per socket and second. */
   const pushDue = (pushCpu.update * s.pushesDue) / (push.windowS * push.clients);
   const measured = { latency: push.latency!, pollLatency: poll.latency!, pushRss: push.rss!, pollRss: poll.rss! }; // the phases with clients
@@ -161,10 +157,8 @@ export function liveRatios(results: LiveResults): Ratio[] {
   ];
 }
 
-const HEADER =
-  'live counts|clients|p50 ms|p99 ms|p99 from sent|CPU/update|CPU/request|CPU/client·s|API cores|net of likes|RSS/client (live)|updates/s|likes/s, p99|check'.split(
-    '|',
-  );
+const HEADER = ['live counts', 'clients', 'p50 ms', 'p99 ms', 'p99 from sent', 'CPU/update', 'CPU/request', 'CPU/client·s'];
+HEADER.push('API cores', 'net of likes', 'RSS/client (live)', 'updates/s', 'likes/s, p99', 'check');
 const row = (cells: Record<string, string>) => HEADER.map((h) => cells[h] ?? '-');
 
 const check = (x: LivePhase) =>
