@@ -31,7 +31,6 @@ const timing = () => {
 };
 type Runs = { load: { failures: number } }[];
 const noFailures = (runs: Runs) => runs.every((r) => r.load.failures === 0);
-/** An outcome shown as TableRows with their ratios; it passes when no request failed, unless told otherwise. */
 const rowsOutcome = (results: unknown, runs: Runs, rows: TableRow[], ratios: Ratio[], passed = noFailures(runs)): Outcome => {
   return { results, table: formatTable(rows, ratios), ratios, passed };
 };

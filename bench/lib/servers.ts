@@ -102,7 +102,6 @@ const nodeFlags = (kind: ServerKind) => {
   return process.env.BENCH_NODE_FLAGS !== undefined ? flags(process.env.BENCH_NODE_FLAGS) : TALLY_NODE_FLAGS;
 };
 
-/** `more`: Node flags after the usual ones. */
 export async function startServer(kind: ServerKind, env: Env, node = process.execPath, openFiles = 0, more: string[] = []) {
   const dir = process.env.BENCH_CPU_PROFILE_DIR;
   const profile = dir ? ['--cpu-prof', `--cpu-prof-dir=${dir}/${kind}`] : [];

@@ -3,7 +3,7 @@ import type { Redis } from 'ioredis';
 import type pg from 'pg';
 import type { Keys } from '../../src/redis/keys.js';
 import { gql } from '../lib/http.js';
-import { inBatches, inGroups, openSeeder, range } from '../lib/seed.js';
+import { inBatches, inGroups, range, withSeeder } from '../lib/seed.js';
 
 export const VICTIM = 1;
 const AUTHORS = range(2, 100);
@@ -15,9 +15,8 @@ const SEED_WIDTH = 256;
 export type ErasureWorld = Awaited<ReturnType<typeof seedErasureWorld>>;
 
 export async function seedErasureWorld(serverEnv: Record<string, string>, likes: number) {
-  const seeder = await openSeeder(serverEnv);
-  const { db, deps, commands } = seeder;
-  try {
+  return withSeeder(serverEnv, async (seeder) => {
+    const { db, deps, commands } = seeder;
     await seeder.addUsers([VICTIM, ...AUTHORS, ...FOLLOWERS, ...LOAD_USERS], 'Bench user');
     // Oldest first, one a second up to now, so ids grow with time and the newest are the feed's first page.
     const inserted = await db.$queryRaw<{ id: bigint }[]>`INSERT INTO posts (author_id, title, body, created_at)
@@ -44,9 +43,7 @@ export async function seedErasureWorld(serverEnv: Record<string, string>, likes:
     const tokens = await seeder.tokens([VICTIM, ...LOAD_USERS]);
     const seed = { likes: likedPostIds.length, favs: favedPostIds.length, otherLikes: otherLiked.length };
     return { likedPostIds, tokens, seed: { ...seed, victimFacts: seed.likes + seed.favs + followees.length } };
-  } finally {
-    await seeder.close();
-  }
+  });
 }
 
 const POSTS_QUERY = 'query($ids: [ID!]!) { posts(ids: $ids) { counts { likes favs } } }';

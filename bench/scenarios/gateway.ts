@@ -33,8 +33,6 @@ const CASES = [
 ] as const;
 type CaseId = (typeof CASES)[number]['id'];
 
-/** A fixed spread of likes, favs and reactions over USERS users, the viewer among them, written through Tally's API as a client sends
- * them; then the page Tally must answer, once its counts hold it. */
 async function seed(api: ServerHandle, worker: ServerHandle) {
   const auth = createAuth(BENCH_JWT_SECRET, undefined, SERVICE_SECRET);
   const service = await auth.signService('blog');

@@ -33,7 +33,6 @@ export function liveSettings() {
   return { sockets, pollers, likesPerS, durationS, clientProcesses, sampledSockets: Math.min(200, sockets) }; // timed sockets
 }
 
-/** A load-generator process (bench/lib/liveClientProcess.ts) with an open file for each of its clients, and some. */
 async function startClients(name: string, openFiles: number) {
   const entry = entryOf('liveClientProcess');
   const child = await startChild(`live clients ${name}`, process.execPath, entry, { openFiles, readyWithinMs: 30_000 });
@@ -82,7 +81,6 @@ export async function runLiveScenario({ env, settings, log }: { env: BenchEnv; s
       if (!(await idle(api.pid))) log('  (the API did not become idle within 120 s)');
       return m.settledCounts(api.url, postIds);
     };
-    /** The API's memory before `connect` and with what it connected, settled for 3 s: RSS, and heap used + external after a GC. */
     const memoryAround = async (connect: () => Promise<unknown>) => {
       const memory = async () => {
         const { heapUsed, external, collected } = await api.memory();
@@ -95,8 +93,6 @@ export async function runLiveScenario({ env, settings, log }: { env: BenchEnv; s
       return { before, withClients: await memory() };
     };
     let apiCpuPerLike = 0;
-    /** The loop of every phase: its likes while `processes` hold its clients (CPU and their marks from the first like sent to the
-     * last answered), then, `watching`, what the clients saw. */
     const likePhase = async (base: number[], processes: Clients[], watching = true) => {
       const marks = () => Promise.all(processes.map((c) => c.call('mark')));
       const before = { marks: await marks(), cpu: readCpu(pids) };
@@ -119,7 +115,6 @@ export async function runLiveScenario({ env, settings, log }: { env: BenchEnv; s
     };
     type Extra = { seen: string; rss?: m.PerClient | null; problems?: string[]; overload?: string[] };
     type Mode = 'likes only' | 'push' | 'poll';
-    /** A phase's record, its counts checked, and its progress line; `problems` fail the run, `overload` is measured. */
     const phase = async (mode: Mode, r: Awaited<ReturnType<typeof likePhase>>, clientCount: number, extra: Extra) => {
       const cores = `API ${(r.cpu.api / r.windowS).toFixed(2)}, ${m.coresUsed(r.cpu, r.windowS)}`;
       const loops = r.clientLoops.map((c) => c.utilization).join(', ');
@@ -220,7 +215,6 @@ export async function runLiveScenario({ env, settings, log }: { env: BenchEnv; s
   }
 }
 
-/** Opens `n` sockets OPEN_BATCH at a time, the timed ones (drawn at random) in the first process, which records every push. */
 async function openSockets(url: string, clients: Clients[], n: number, timed: number, watched: (i: number) => string[], log: Log) {
   const sampled = new Set(shuffled(range(0, n), random(15)).slice(0, timed));
   const [socket, started] = [{ kind: 'socket', url: `${url.replace(/^http/, 'ws')}/graphql`, query: WATCH } as const, Date.now()];

@@ -49,7 +49,6 @@ export function settledCounts(url: string, postIds: string[], timeoutMs = 60_000
   });
 }
 
-/** Σ over posts of (flush intervals since `from` in which the post was liked) × (sockets watching it). */
 export const pushesDue = (likedAt: readonly number[][], watchers: readonly number[], from: number, intervalMs: number) =>
   sum(likedAt.map((times, post) => new Set(times.map((t) => Math.floor((t - from) / intervalMs))).size * watchers[post]!));
 
@@ -119,10 +118,8 @@ const netCpu = ({ cpu: { apiNet }, windowS, clients, updates, requests }: LivePh
 function figures({ phases: [likes, push, poll], sockets: s, pollAtFullLoad }: LiveResults) {
   const [pushCpu, pollCpu] = [netCpu(push), netCpu(poll)];
   const updatesPerRequest = poll.updates / poll.requests;
-  /** Polling at the poll query's full-load CPU per request. */
   const perRequest = pollAtFullLoad.cpuPerRequestS;
   const fullLoad = { clientSecond: perRequest * (1000 / POLL_INTERVAL_MS), update: perRequest / updatesPerRequest };
-  /** Every push due delivered: CPU per push × pushes due, per socket and second. */
   const pushDue = (pushCpu.update * s.pushesDue) / (push.windowS * push.clients);
   const measured = { latency: push.latency!, pollLatency: poll.latency!, pushRss: push.rss!, pollRss: poll.rss! }; // the phases with clients
   return { likes, push, poll, s, n: push.clients, pushCpu, pollCpu, fullLoad, pushDue, updatesPerRequest, ...measured };
@@ -234,5 +231,4 @@ export function liveTable(results: LiveResults): string {
   ].join('\n');
 }
 
-/** Counts off, sockets lost or unexpected messages fail the run; an overloaded API's failed likes are measured. */
 export const livePassed = (results: LiveResults) => !results.phases.some((x) => x.problems.length > 0 || !x.exact);

@@ -85,7 +85,6 @@ const wholeRelation =
     for (const group of inGroups(userIds, 1000)) add(p, key, group);
   };
 
-/** What Tally's relations are compared with (each writes one post's likes), by key in the results: table column, write. */
 const RELATION_LAYOUTS: Record<string, [string, Write<Facts>]> = {
   plainBitmap: [
     'plain bitmap',
@@ -100,7 +99,6 @@ const RELATION_LAYOUTS: Record<string, [string, Write<Facts>]> = {
   hash: ['HASH', wholeRelation((p, key, group) => p.hset(key, ...group.flatMap((u) => [u, 1])))],
 };
 
-/** The layouts of counted entities (each writes one entity's counters), by key in the results: description, write. */
 function entityLayouts(counters: number[][]): Record<string, [string, Write<number>]> {
   const packed = (id: number) => packCounters(counters[id - 1]!);
   const [slotKey, slot] = [(id: number) => `cnt:post:${Math.floor(id / SLOTS)}`, (id: number) => (id % SLOTS) * 20];
