@@ -18,21 +18,6 @@ async function startTally(): Promise<Running> {
   return { url, redisStats, flush, stop: () => app.stop() };
 }
 
-/** The gateway scenario's product: its subgraph of BENCH_BLOG_POSTS posts (p0, p1, …) and an Apollo Gateway composing it with
- * Tally at BENCH_TALLY_URL, Tally's SDL taken with the service credential BENCH_SERVICE_TOKEN. */
-async function startProductGateway(env: NodeJS.ProcessEnv): Promise<Running> {
-  const { startBlogSubgraph } = await import('../../test/support/blogSubgraph.js');
-  const { startGateway } = await import('../../test/support/gateway.js');
-  const posts = Array.from({ length: Number(env.BENCH_BLOG_POSTS) }, (_, i) => ({ id: `p${i}`, title: `post ${i}`, authorId: '1' }));
-  const blog = await startBlogSubgraph(posts, []);
-  const subgraphs = [
-    { name: 'blog', url: blog.url },
-    { name: 'tally', url: `${env.BENCH_TALLY_URL}/graphql` },
-  ];
-  const gateway = await startGateway(subgraphs, env.BENCH_SERVICE_TOKEN!);
-  return { url: gateway.url.replace(/\/$/, ''), stop: () => gateway.stop().then(blog.stop) };
-}
-
 // Imported on demand: a child loads only its own server's modules, which would otherwise inflate its memory.
 const starters: Record<ServerKind, () => Promise<Running>> = {
   tally: startTally,
@@ -41,7 +26,7 @@ const starters: Record<ServerKind, () => Promise<Running>> = {
   'prisma-count-feed': async () => (await import('../baselines/prismaCountFeed.js')).startPrismaCountFeedServer(process.env),
   'jit-feed': async () => (await import('../baselines/jitFeed.js')).startJitFeedServer(process.env),
   'pg-likes': () => startPgLikeServer(process.env),
-  gateway: () => startProductGateway(process.env),
+  gateway: async () => (await import('../baselines/productGateway.js')).startProductGateway(process.env),
 };
 
 const kind = process.argv[2] as ServerKind;
