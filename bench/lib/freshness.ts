@@ -1,6 +1,6 @@
 // Freshness of a count as a client sees it, and the percentiles the bench reports.
 import http from 'node:http';
-import { postGraphQL } from './http.js';
+import { postGraphQL } from './load.js';
 
 export const POLL_INTERVAL_MS = 10;
 type Poll = { sentAt: number; at: number; count: number };

@@ -4,7 +4,7 @@ import http from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import WebSocket from 'ws';
-import { postGraphQL } from './http.js';
+import { postGraphQL } from './load.js';
 import { serveParent } from './servers.js';
 
 const [OPEN_CONCURRENCY, OPEN_TIMEOUT_MS, POLL_TIMEOUT_MS] = [200, 60_000, 30_000];

@@ -7,7 +7,7 @@ import { loadConfig } from '../../src/config.js';
 import { createKeys } from '../../src/redis/keys.js';
 import { type BenchEnv, intSetting, tallyEnv } from '../lib/env.js';
 import { percentile } from '../lib/freshness.js';
-import { changed, gql, likeBody, type RequestRecord, startOpenLoop } from '../lib/http.js';
+import { changed, gql, likeBody, type RequestRecord, startOpenLoop } from '../lib/load.js';
 import { cpuBetween, readCpu } from '../lib/procStats.js';
 import { columns } from '../lib/report.js';
 import { inBatches, waitUntilPersisted } from '../lib/seed.js';

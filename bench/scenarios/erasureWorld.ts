@@ -2,7 +2,7 @@
 import type { Redis } from 'ioredis';
 import type pg from 'pg';
 import type { Keys } from '../../src/redis/keys.js';
-import { gql } from '../lib/http.js';
+import { gql } from '../lib/load.js';
 import { inBatches, inGroups, range, withSeeder } from '../lib/seed.js';
 
 export const VICTIM = 1;

@@ -2,8 +2,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import { createFeedRelationTables } from '../baselines/prismaCountFeed.js';
 import type { NodeBinary } from '../lib/env.js';
-import { gql } from '../lib/http.js';
-import { CONNECTIONS, loadCase, redisPerRequest, timeInRounds, warmUp } from '../lib/load.js';
+import { CONNECTIONS, gql, loadCase, redisPerRequest, timeInRounds, warmUp } from '../lib/load.js';
 import { type Ratio, redisCells, type TableRow, times, versus } from '../lib/report.js';
 import { VIEWER_ID, type World } from '../lib/seed.js';
 import type { ServerKind } from '../lib/serverProcess.js';

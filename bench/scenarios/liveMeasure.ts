@@ -1,8 +1,8 @@
 // The live counts scenario's measurements (likes and their answers, counts, latency, pushes due, sockets, memory) and its table.
 import { waitFor } from '../../test/support/wait.js';
 import { inclusionLags, lagStats, percentile, sortUp, sum } from '../lib/freshness.js';
-import { changed, gql, type RequestRecord, startOpenLoop } from '../lib/http.js';
 import type { LiveCommands } from '../lib/liveClientProcess.js';
+import { changed, gql, type RequestRecord, startOpenLoop } from '../lib/load.js';
 import type { cpuBetween } from '../lib/procStats.js';
 import { columns, type Ratio, ratioLine, times } from '../lib/report.js';
 import { waitForQuiet } from '../lib/servers.js';
@@ -154,8 +154,10 @@ export function liveRatios(results: LiveResults): Ratio[] {
   ];
 }
 
-const HEADER = ['live counts', 'clients', 'p50 ms', 'p99 ms', 'p99 from sent', 'CPU/update', 'CPU/request', 'CPU/client·s'];
-HEADER.push('API cores', 'net of likes', 'RSS/client (live)', 'updates/s', 'likes/s, p99', 'check');
+const HEADER = (
+  'live counts|clients|p50 ms|p99 ms|p99 from sent|CPU/update|CPU/request|CPU/client·s|API cores|net of likes|' +
+  'RSS/client (live)|updates/s|likes/s, p99|check'
+).split('|');
 const row = (cells: Record<string, string>) => HEADER.map((h) => cells[h] ?? '-');
 
 const check = (x: LivePhase) =>

@@ -64,9 +64,11 @@ const perPost = (name: string, kinds: readonly Relation[], versus?: string) => (
 };
 
 /** Each data set, built when its turn comes (the long tail alone holds ~10^5 ids). */
-const DATA_SETS = [dense(100), dense(5_000), dense(32_000), sparse, longTail, perPost('one like', [LIKE])];
-DATA_SETS.push(perPost('one reaction', [KINDS.reaction('HEART')!], 'one like'), perPost('eight likes', Array(8).fill(LIKE)));
-DATA_SETS.push(perPost('eight reactions', KINDS.reactions, 'eight likes'));
+const DATA_SETS = [
+  ...[dense(100), dense(5_000), dense(32_000), sparse, longTail],
+  ...[perPost('one like', [LIKE]), perPost('one reaction', [KINDS.reaction('HEART')!], 'one like')],
+  ...[perPost('eight likes', Array(8).fill(LIKE)), perPost('eight reactions', KINDS.reactions, 'eight likes')],
+];
 
 type Facts = [id: number, relation: Relation, userIds: number[]];
 const factsOf = ({ likers, kinds = [LIKE] }: DataSet): Facts[] =>
