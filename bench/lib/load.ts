@@ -155,15 +155,9 @@ export async function runLoad(options: LoadOptions) {
   // Our own clock up to the last answer: autocannon rounds a fixed-amount run up to whole seconds.
   const durationS = (lastResponse - started) / 1000;
   const requests = result.requests.total;
-  return {
-    requests,
-    durationS,
-    rps: requests / durationS,
-    p50Ms: result.latency.p50,
-    p99Ms: result.latency.p99,
-    failures: result.errors + result.timeouts + result.non2xx + result.mismatches,
-    lastResponseAt: lastResponse,
-  };
+  const failures = result.errors + result.timeouts + result.non2xx + result.mismatches;
+  const { p50: p50Ms, p99: p99Ms } = result.latency;
+  return { requests, durationS, rps: requests / durationS, p50Ms, p99Ms, failures, lastResponseAt: lastResponse };
 }
 
 type Sent = readonly { body: string; token: string }[];
@@ -205,15 +199,12 @@ export const warmUp = (c: TimedCase, seconds: number) => loadCase(c, { durationS
 const median = (values: readonly number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 const total = (rounds: readonly LoadResult[], key: 'requests' | 'durationS' | 'failures') => rounds.reduce((n, r) => n + r[key], 0);
 
-const combineRounds = (rounds: readonly LoadResult[]): LoadResult => ({
-  requests: total(rounds, 'requests'),
-  durationS: total(rounds, 'durationS'),
-  rps: total(rounds, 'requests') / total(rounds, 'durationS'),
-  p50Ms: median(rounds.map((r) => r.p50Ms)),
-  p99Ms: median(rounds.map((r) => r.p99Ms)),
-  failures: total(rounds, 'failures'),
-  lastResponseAt: Math.max(...rounds.map((r) => r.lastResponseAt)),
-});
+const combineRounds = (rounds: readonly LoadResult[]): LoadResult => {
+  const [requests, durationS, failures] = [total(rounds, 'requests'), total(rounds, 'durationS'), total(rounds, 'failures')];
+  const [p50Ms, p99Ms] = [median(rounds.map((r) => r.p50Ms)), median(rounds.map((r) => r.p99Ms))];
+  const lastResponseAt = Math.max(...rounds.map((r) => r.lastResponseAt));
+  return { requests, durationS, rps: requests / durationS, p50Ms, p99Ms, failures, lastResponseAt };
+};
 
 export async function timeInRounds<C extends TimedCase>(cases: readonly C[], durationS: number, alternate = false) {
   const results = cases.map((): LoadResult[] => []);

@@ -81,14 +81,10 @@ export async function machineInfo(databaseUrl: string, redisUrl: string) {
   try {
     const settings = async (names: string[]) =>
       Object.fromEntries(await Promise.all(names.map(async (name) => [name, (await db.query(`SHOW ${name}`)).rows[0]?.[name] as string])));
+    const [cpus, platform] = [os.cpus(), `${os.platform()} ${os.release()} ${os.arch()}`];
     return {
-      date: new Date().toISOString(),
-      node: process.version,
-      cpus: os.cpus().length,
-      cpuModel: os.cpus()[0]?.model ?? 'unknown',
-      platform: `${os.platform()} ${os.release()} ${os.arch()}`,
-      memoryGiB: Math.round(os.totalmem() / 2 ** 30),
-      loadAverageStart: loadAverage(),
+      ...{ date: new Date().toISOString(), node: process.version, cpus: cpus.length, cpuModel: cpus[0]?.model ?? 'unknown', platform },
+      ...{ memoryGiB: Math.round(os.totalmem() / 2 ** 30), loadAverageStart: loadAverage() },
       redis: await redisSettings(redis, ['appendonly', 'appendfsync', 'save']),
       postgres: { version: (await settings(['server_version'])).server_version, ...(await settings(['synchronous_commit', 'fsync'])) },
     };

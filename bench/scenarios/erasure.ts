@@ -28,17 +28,11 @@ function streamStats(records: readonly RequestRecord[], startedAt: number, secon
   const windows = [...new Set(records.map(windowOf))].map((w) => answered(records.filter((r) => windowOf(r) === w)));
   // The worst 10 s window's p99, of windows with the 100 answers a p99 that is not just their maximum needs.
   const windowP99s = windows.filter((w) => w.length >= 100).map((w) => percentile(w, 99));
+  const [sent, ok] = [records.length, latencies.length];
   return {
-    sent: records.length,
-    failures: records.length - latencies.length,
-    unanswered,
-    offeredPerS: records.length / seconds,
-    achievedPerS: latencies.length / seconds,
-    p50Ms: percentile(latencies, 50),
-    p99Ms: percentile(latencies, 99),
-    maxMs: latencies.at(-1) ?? Number.NaN,
-    worstWindowP99Ms: windowP99s.length > 0 ? Math.max(...windowP99s) : Number.NaN,
-    failureSamples: failures.slice(0, 3),
+    ...{ sent, failures: sent - ok, unanswered, offeredPerS: sent / seconds, achievedPerS: ok / seconds },
+    ...{ p50Ms: percentile(latencies, 50), p99Ms: percentile(latencies, 99), maxMs: latencies.at(-1) ?? Number.NaN },
+    ...{ worstWindowP99Ms: windowP99s.length > 0 ? Math.max(...windowP99s) : Number.NaN, failureSamples: failures.slice(0, 3) },
   };
 }
 
@@ -149,14 +143,10 @@ export async function runErasureScenario({ env, settings, log }: Options) {
     const baselineAfter = await baseline('baseline after', Math.max(MIN_PHASE_S, during.erasure!.durationS));
     await settle();
     const after = await checkCounts(api.url, db, world.likedPostIds);
-    return {
-      settings,
-      config: config.erasure,
-      seed: { ...world.seed, seconds: seedSeconds, persistedSeconds },
-      phases: [baselineBefore, during, baselineAfter] as const,
-      checks: { before, after, victim: await victimLeft(db, redis, keys) },
-      method: 'docs/performance.md#account-erasure',
-    };
+    const seed = { ...world.seed, seconds: seedSeconds, persistedSeconds };
+    const checks = { before, after, victim: await victimLeft(db, redis, keys) };
+    const phases = [baselineBefore, during, baselineAfter] as const;
+    return { settings, config: config.erasure, seed, phases, checks, method: 'docs/performance.md#account-erasure' };
   } finally {
     await deployment?.stop();
     redis.disconnect();
