@@ -1,16 +1,12 @@
-// What the baselines share: Tally's core for (a) and (d), the node:http front, the viewer, DateTime, keyset cursors, set-up SQL.
+// What the baselines share: Redis stats, the node:http front, the viewer, DateTime, keyset cursors, set-up SQL.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { ApolloServer, type ApolloServerOptionsWithTypeDefs, HeaderMap } from '@apollo/server';
 import { GraphQLScalarType } from 'graphql';
 import pg from 'pg';
-import { createApp } from '../../src/app.js';
 import { createAuth, type Viewer } from '../../src/auth/jwt.js';
-import { loadConfig } from '../../src/config.js';
-import { createContextFactory } from '../../src/graphql/context.js';
 import type { RedisClient } from '../../src/redis/client.js';
 import { trackRoundTrips } from '../../src/redis/roundTrips.js';
-import { createRequestScope, requestIdFrom } from '../../src/requestScope.js';
 
 export const POOL_SIZE = 10; // Tally's Prisma pool size
 export type ViewerContext = { viewer: Viewer | null };
@@ -25,16 +21,6 @@ export function trackRedis(redis: RedisClient, roundTrips = trackRoundTrips(redi
     return send(...args);
   };
   return () => ({ roundTrips: roundTrips.count, commands });
-}
-
-export async function startTallyCore(env: NodeJS.ProcessEnv) {
-  const app = createApp(loadConfig({ ...env, ROLE: 'api' }));
-  const redisStats = trackRedis(app.redis, app.redisRoundTrips);
-  await app.start();
-  const context = createContextFactory(app.deps);
-  const scopeOf = (req: IncomingMessage) =>
-    createRequestScope(requestIdFrom(req.headers['x-request-id']), req.socket.remoteAddress ?? 'unknown');
-  return { contextOf: (req: IncomingMessage) => context(req.headers.authorization, scopeOf(req)), redisStats, stop: () => app.stop() };
 }
 
 export async function readJson(req: IncomingMessage): Promise<any> {

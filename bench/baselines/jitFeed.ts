@@ -4,7 +4,8 @@ import { makeExecutableSchema } from '@graphql-tools/schema';
 import { type ExecutionResult, GraphQLError, parse, validate } from 'graphql';
 import { type CompiledQuery, compileQuery, isCompiledQuery } from 'graphql-jit';
 import { resolvers, typeDefs } from '../../src/graphql/schema.js';
-import { listenHttp, readJson, startTallyCore } from './common.js';
+import { listenHttp, readJson } from './common.js';
+import { startTallyCore } from './tallyCore.js';
 
 type Body = { query?: unknown; variables?: Record<string, unknown> | null; operationName?: string };
 

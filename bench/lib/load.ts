@@ -1,7 +1,7 @@
 // Load from the bench process: its own HTTP client, the one open-loop sender (requests at a fixed rate whatever the answers before
 // them did), closed-loop load with autocannon, and the one case/round timing path of feed, runtimes and gateway.
 import http from 'node:http';
-import autocannon from 'autocannon';
+import type autocannon from 'autocannon';
 import type { ServerHandle } from './servers.js';
 
 export interface PostOptions {
@@ -127,6 +127,7 @@ export type LoadResult = Awaited<ReturnType<typeof runLoad>>;
 
 export async function runLoad(options: LoadOptions) {
   const { next, onBody } = options;
+  const start = (await import('autocannon')).default; // not loaded by the live clients, which only post
   const started = performance.now();
   let lastResponse = started;
   const request = {
@@ -149,7 +150,7 @@ export async function runLoad(options: LoadOptions) {
     ...((next || onBody) && { requests: [request] }),
   };
   const result = await new Promise<autocannon.Result>((resolve, reject) => {
-    const instance = autocannon(opts, (error, result) => (error ? reject(error) : resolve(result)));
+    const instance = start(opts, (error, result) => (error ? reject(error) : resolve(result)));
     instance.on('response', () => (lastResponse = performance.now()));
   });
   // Our own clock up to the last answer: autocannon rounds a fixed-amount run up to whole seconds.
