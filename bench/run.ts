@@ -2,24 +2,21 @@
 import { Redis } from 'ioredis';
 import { projectPath } from '../src/paths.js';
 import { ADMIN_DATABASE_URL, TEST_REDIS_URL } from '../test/support/env.js';
-import { type BenchEnv, createBenchEnv, intSetting, tallyEnv } from './lib/env.js';
-import { loadAverage, machineInfo } from './lib/machine.js';
-import { nodeBinaries } from './lib/nodeBinaries.js';
-import { formatTable, type Ratio, targetsOf, writeResults } from './lib/report.js';
+import { type BenchEnv, createBenchEnv, intSetting, nodeBinaries, tallyEnv } from './lib/env.js';
+import { CONNECTIONS, ROUNDS } from './lib/load.js';
+import { formatTable, loadAverage, machineInfo, type Ratio, type TableRow, targetsOf, writeResults } from './lib/report.js';
 import { seedWorld, USERS, type World } from './lib/seed.js';
-import { erasureSettings, runErasureScenario } from './scenarios/erasure.js';
-import { erasureCorrect, erasureTable, erasureTargets } from './scenarios/erasureReport.js';
+import { erasureCorrect, erasureSettings, erasureTable, erasureTargets, runErasureScenario } from './scenarios/erasure.js';
 import * as feed from './scenarios/feed.js';
 import { gatewayRatios, gatewayRows, runGatewayScenario } from './scenarios/gateway.js';
 import { likeRatios, likeRows, runLikeScenario } from './scenarios/likes.js';
 import { liveSettings, runLiveScenario } from './scenarios/live.js';
-import { livePassed, liveRatios, liveTable } from './scenarios/liveReport.js';
+import { livePassed, liveRatios, liveTable } from './scenarios/liveMeasure.js';
 import { memoryDb, memoryRatios, memoryTable, runMemoryScenario } from './scenarios/memory.js';
 
 /** `targets`: as the JSON lists them, when they are not the ratios'; `passed` false: a count was off or a request failed. */
 type Outcome = { results: unknown; table: string; ratios: Ratio[]; targets?: unknown[]; passed: boolean };
 type Context = {
-  /** The feed and hot-post world on the run's main database and prefix, seeded once. */
   world(): Promise<{ world: World; serverEnv: Record<string, string> }>;
   freshEnv(): Promise<BenchEnv>;
   onInterrupt(undo: () => Promise<unknown>): void;
@@ -32,19 +29,21 @@ const timing = () => {
   const durationS = intSetting('BENCH_DURATION_S', 6, 3600);
   return { durationS, warmupS: Math.min(2, durationS) };
 };
-const noFailures = (runs: { load: { failures: number } }[]) => runs.every((r) => r.load.failures === 0);
-const { PAGES, FEED_SERVERS, FEED_CONNECTIONS, FEED_ROUNDS } = feed;
+type Runs = { load: { failures: number } }[];
+const noFailures = (runs: Runs) => runs.every((r) => r.load.failures === 0);
+const rowsOutcome = (results: unknown, runs: Runs, rows: TableRow[], ratios: Ratio[], passed = noFailures(runs)): Outcome => {
+  return { results, table: formatTable(rows, ratios), ratios, passed };
+};
 
 const SCENARIOS: Record<string, Scenario> = {
   feed: () => {
     const { durationS, warmupS } = timing();
     return async ({ world, log }) => {
-      const each = `${FEED_CONNECTIONS} connections, ${warmupS} s warm-up + ${durationS} s each in ${FEED_ROUNDS} rounds`;
-      log(`feed: pages of ${PAGES.join(' and ')} posts, ${FEED_SERVERS.length} servers, ${each}`);
+      const each = `${CONNECTIONS} connections, ${warmupS} s warm-up + ${durationS} s each in ${ROUNDS} rounds`;
+      log(`feed: pages of ${feed.PAGES.join(' and ')} posts, ${feed.FEED_SERVERS.length} servers, ${each}`);
       const run = await feed.runFeedScenario({ ...(await world()), durationS, warmupS });
-      const ratios = feed.feedRatios(run.runs, run.roundTripsByPage);
-      const settings = { durationS, warmupS, pages: PAGES, servers: FEED_SERVERS, connections: FEED_CONNECTIONS };
-      return { results: { settings, ...run }, table: formatTable(feed.feedRows(run.runs), ratios), ratios, passed: noFailures(run.runs) };
+      const settings = { durationS, warmupS, pages: feed.PAGES, servers: feed.FEED_SERVERS, connections: CONNECTIONS };
+      return rowsOutcome({ settings, ...run }, run.runs, feed.feedRows(run.runs), feed.feedRatios(run.runs, run.roundTripsByPage));
     };
   },
   runtimes: () => {
@@ -53,27 +52,19 @@ const SCENARIOS: Record<string, Scenario> = {
     if (binaries.length === 0) return null;
     return async ({ world, log }) => {
       const nodes = binaries.map((b) => `Node ${b.version} (${b.path})`).join(' vs ');
-      log(`runtimes: Tally's feed, pages of ${PAGES.join(' and ')}, on ${nodes}`);
+      log(`runtimes: Tally's feed, pages of ${feed.PAGES.join(' and ')}, on ${nodes}`);
       const runs = await feed.runRuntimeScenario({ ...(await world()), binaries, durationS, warmupS });
-      const ratios = feed.runtimeRatios(runs);
-      const results = { settings: { durationS, warmupS, binaries }, runs };
-      return { results, table: formatTable(feed.runtimeRows(runs), ratios), ratios, passed: noFailures(runs) };
+      return rowsOutcome({ settings: { durationS, warmupS, binaries }, runs }, runs, feed.runtimeRows(runs), feed.runtimeRatios(runs));
     };
   },
   gateway: () => {
     const { durationS, warmupS } = timing();
     return async ({ freshEnv, log }) => {
-      log(
-        `gateway: 20 entities a product owns, through an Apollo Gateway and from Tally directly, ${warmupS} s warm-up + ${durationS} s each`,
-      );
+      const each = `${warmupS} s warm-up + ${durationS} s each`;
+      log(`gateway: 20 entities a product owns, through an Apollo Gateway and from Tally directly, ${each}`);
       const runs = await runGatewayScenario({ env: await freshEnv(), durationS, warmupS });
-      const ratios = gatewayRatios(runs);
-      return {
-        results: { method: 'docs/performance.md#through-a-gateway', settings: { durationS, warmupS }, runs },
-        table: formatTable(gatewayRows(runs), ratios),
-        ratios,
-        passed: noFailures(runs),
-      };
+      const results = { method: 'docs/performance.md#through-a-gateway', settings: { durationS, warmupS }, runs };
+      return rowsOutcome(results, runs, gatewayRows(runs), gatewayRatios(runs));
     };
   },
   'hot-post': () => {
@@ -81,9 +72,8 @@ const SCENARIOS: Record<string, Scenario> = {
     return async ({ world, log }) => {
       log(`hot post: ${likes} distinct users like one post, per server; on Tally they also react to another, 8 kinds mixed`);
       const like = await runLikeScenario({ ...(await world()), likes });
-      const ratios = likeRatios(like.runs);
       const passed = like.runs.every((r) => r.exact) && noFailures(like.runs);
-      return { results: like, table: formatTable(likeRows(like.runs, like.likes), ratios), ratios, passed };
+      return rowsOutcome(like, like.runs, likeRows(like.runs, like.likes), likeRatios(like.runs), passed);
     };
   },
   memory: () => {

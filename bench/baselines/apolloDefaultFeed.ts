@@ -3,7 +3,7 @@ import { ApolloServer } from '@apollo/server';
 import { startStandaloneServer } from '@apollo/server/standalone';
 import type { GraphQLContext } from '../../src/graphql/context.js';
 import { resolvers, typeDefs } from '../../src/graphql/schema.js';
-import { startTallyCore } from '../lib/tallyCore.js';
+import { startTallyCore } from './tallyCore.js';
 
 export async function startApolloDefaultFeedServer(env: NodeJS.ProcessEnv) {
   const core = await startTallyCore(env);

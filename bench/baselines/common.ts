@@ -1,14 +1,55 @@
-// What the hand-written baselines share: the viewer, DateTime, unsigned keyset cursors, set-up SQL.
-import { ApolloServer, type ApolloServerOptionsWithTypeDefs } from '@apollo/server';
+// What the baselines share: Redis stats, the node:http front, the viewer, DateTime, keyset cursors, set-up SQL.
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { ApolloServer, type ApolloServerOptionsWithTypeDefs, HeaderMap } from '@apollo/server';
 import { GraphQLScalarType } from 'graphql';
 import pg from 'pg';
 import { createAuth, type Viewer } from '../../src/auth/jwt.js';
-import { serveGraphQL } from '../lib/graphqlHttp.js';
+import type { RedisClient } from '../../src/redis/client.js';
+import { trackRoundTrips } from '../../src/redis/roundTrips.js';
 
 export const POOL_SIZE = 10; // Tally's Prisma pool size
 export type ViewerContext = { viewer: Viewer | null };
+export type RedisStats = { roundTrips: number; commands: number };
 
-/** Apollo Server with its defaults behind bench/lib/graphqlHttp.ts, the bearer token's viewer in its context; `close` after it stops. */
+export function trackRedis(redis: RedisClient, roundTrips = trackRoundTrips(redis)): () => RedisStats {
+  let commands = 0;
+  const client = redis as unknown as { sendCommand: (...args: unknown[]) => unknown };
+  const send = client.sendCommand.bind(client);
+  client.sendCommand = (...args: unknown[]) => {
+    commands += 1;
+    return send(...args);
+  };
+  return () => ({ roundTrips: roundTrips.count, commands });
+}
+
+export async function readJson(req: IncomingMessage): Promise<any> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req as AsyncIterable<Buffer>) chunks.push(chunk);
+  const text = Buffer.concat(chunks).toString('utf8');
+  return text === '' ? undefined : JSON.parse(text);
+}
+
+export async function listenHttp(
+  env: NodeJS.ProcessEnv,
+  handle: (req: IncomingMessage, res: ServerResponse) => Promise<void>,
+  statusOf: (error: unknown) => number = () => 500,
+) {
+  const http = createServer((req, res) => {
+    handle(req, res).catch((error: unknown) => {
+      if (res.headersSent) return void res.end();
+      res.writeHead(statusOf(error), { 'content-type': 'application/json; charset=utf-8' });
+      res.end(JSON.stringify({ errors: [{ message: String((error as Error).message ?? error) }] }));
+    });
+  });
+  const host = env.HOST || '127.0.0.1';
+  await new Promise<void>((resolve, reject) => http.once('error', reject).listen(Number(env.PORT ?? 0), host, resolve));
+  return {
+    url: `http://${host}:${(http.address() as AddressInfo).port}`,
+    stop: () => new Promise<void>((resolve) => http.close(() => resolve()).closeIdleConnections()),
+  };
+}
+
 export async function serveWithViewer(
   env: NodeJS.ProcessEnv,
   typeDefs: string,
@@ -17,13 +58,35 @@ export async function serveWithViewer(
 ) {
   const auth = createAuth(env.JWT_SECRET!);
   const apollo = new ApolloServer<ViewerContext>({ typeDefs, resolvers });
-  const server = await serveGraphQL(env, apollo, async (authorization) => ({ viewer: await auth.viewerFrom(authorization) }));
-  return { url: server.url, stop: () => server.stop().then(close) };
+  await apollo.start();
+  const http = await listenHttp(env, async (req, res) => {
+    const headers = new HeaderMap();
+    for (const [key, value] of Object.entries(req.headers)) {
+      if (value !== undefined) headers.set(key, Array.isArray(value) ? value.join(', ') : value);
+    }
+    const search = new URL(req.url ?? '/', 'http://localhost').search;
+    const response = await apollo.executeHTTPGraphQLRequest({
+      httpGraphQLRequest: { method: req.method ?? 'GET', headers, search, body: await readJson(req) },
+      context: async () => ({ viewer: await auth.viewerFrom(req.headers.authorization) }),
+    });
+    for (const [key, value] of response.headers) res.setHeader(key, value);
+    res.statusCode = response.status ?? 200;
+    if (response.body.kind === 'complete') return void res.end(response.body.string);
+    for await (const chunk of response.body.asyncIterator) res.write(chunk);
+    res.end();
+  });
+  return {
+    url: http.url,
+    stop: () =>
+      http
+        .stop()
+        .then(() => apollo.stop())
+        .then(close),
+  };
 }
 
 export const DateTime = new GraphQLScalarType<Date, string>({ name: 'DateTime', serialize: (value) => (value as Date).toISOString() });
 
-/** The keyset position `after` stands for (creation time and post id), null for the first page. */
 export function feedPosition(after: string | null | undefined): { at: Date; id: bigint } | null {
   if (!after) return null;
   const [at, id] = Buffer.from(after, 'base64url').toString().split(':');
@@ -31,7 +94,6 @@ export function feedPosition(after: string | null | undefined): { at: Date; id: 
   return { at: new Date(Number(at)), id: BigInt(id!) };
 }
 
-/** The connection of a page of `first` posts from `rows` (one more when another page follows). */
 export function feedPage<T>(rows: T[], first: number, positionOf: (row: T) => [Date, bigint | string]) {
   const edges = rows.slice(0, first).map((node) => {
     const [at, id] = positionOf(node);

@@ -1,10 +1,11 @@
 // Baseline (d) of the feed, the ceiling (docs/performance.md, "The bench").
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { makeExecutableSchema } from '@graphql-tools/schema';
 import { type ExecutionResult, GraphQLError, parse, validate } from 'graphql';
 import { type CompiledQuery, compileQuery, isCompiledQuery } from 'graphql-jit';
 import { resolvers, typeDefs } from '../../src/graphql/schema.js';
-import { listenHttp, readJson } from '../lib/graphqlHttp.js';
-import { startTallyCore } from '../lib/tallyCore.js';
+import { listenHttp, readJson } from './common.js';
+import { startTallyCore } from './tallyCore.js';
 
 type Body = { query?: unknown; variables?: Record<string, unknown> | null; operationName?: string };
 
@@ -26,19 +27,16 @@ export async function startJitFeedServer(env: NodeJS.ProcessEnv) {
   };
   // A request the server refuses (bad JSON or query, a bad token) is the client's error.
   const statusOf = (error: unknown) => (error instanceof GraphQLError || error instanceof SyntaxError ? 400 : 500);
-  const http = await listenHttp(
-    env,
-    async (req, res) => {
-      const body: Body = (await readJson(req)) ?? {};
-      if (typeof body.query !== 'string') throw new GraphQLError('"query" must be a string');
-      const query = compile(body.query, body.operationName);
-      const [status, answer] = isCompiledQuery(query)
-        ? [200, query.stringify(await query.query(undefined, await core.contextOf(req), body.variables ?? {}))]
-        : [400, JSON.stringify(query)];
-      res.writeHead(status, { 'content-type': 'application/json; charset=utf-8' });
-      res.end(answer);
-    },
-    statusOf,
-  );
+  const handle = async (req: IncomingMessage, res: ServerResponse) => {
+    const body: Body = (await readJson(req)) ?? {};
+    if (typeof body.query !== 'string') throw new GraphQLError('"query" must be a string');
+    const query = compile(body.query, body.operationName);
+    const [status, answer] = isCompiledQuery(query)
+      ? [200, query.stringify(await query.query(undefined, await core.contextOf(req), body.variables ?? {}))]
+      : [400, JSON.stringify(query)];
+    res.writeHead(status, { 'content-type': 'application/json; charset=utf-8' });
+    res.end(answer);
+  };
+  const http = await listenHttp(env, handle, statusOf);
   return { url: http.url, redisStats: core.redisStats, stop: () => http.stop().then(core.stop) };
 }

@@ -9,8 +9,7 @@ import { typeDefs } from '../../src/graphql/schema.js';
 import { createKeys } from '../../src/redis/keys.js';
 import { withScripts } from '../../src/redis/luaScripts.js';
 import { createScripts } from '../../src/redis/scripts.js';
-import { trackRedis } from '../lib/redisStats.js';
-import { DateTime, feedPage, feedPosition, POOL_SIZE, serveWithViewer, type ViewerContext } from './common.js';
+import { DateTime, feedPage, feedPosition, POOL_SIZE, serveWithViewer, trackRedis, type ViewerContext } from './common.js';
 
 type PostRow = { id: string; author_id: string; title: string; body: string; created_at: Date };
 

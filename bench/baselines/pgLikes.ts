@@ -10,7 +10,6 @@ const typeDefs = `#graphql
   type LikeRelationPayload { changed: Boolean! }
 `;
 
-/** (Re)creates the baseline's tables with zero likes on `postIds`. */
 export const resetLikeTables = (databaseUrl: string, postIds: readonly number[]) =>
   withPg(databaseUrl, async (c) => {
     await c.query(`DROP TABLE IF EXISTS bench_likes, bench_posts;
@@ -21,7 +20,6 @@ export const resetLikeTables = (databaseUrl: string, postIds: readonly number[])
     await c.query('ANALYZE bench_posts');
   });
 
-/** The post's like rows (its like_count must agree). */
 export const countLikeRows = (databaseUrl: string, postId: number) =>
   withPg(databaseUrl, async (c) => Number((await c.query('SELECT count(*) AS n FROM bench_likes WHERE post_id = $1', [postId])).rows[0].n));
 

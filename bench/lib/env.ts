@@ -1,6 +1,9 @@
-// The run's own PostgreSQL database and Redis key prefix, created fresh and removed at the end.
+// The run's own PostgreSQL database and Redis key prefix, its settings, and the Node binaries the runtime comparison uses.
+import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
 import { migrate } from '../../src/db/migrate.js';
+import { projectPath } from '../../src/paths.js';
 import { admin, databaseUrl, dropDatabase, TEST_REDIS_URL as REDIS_URL } from '../../test/support/env.js';
 import { countKeys, deleteKeys } from '../../test/support/redis.js';
 
@@ -17,7 +20,6 @@ export async function createBenchEnv() {
     databaseUrl: url,
     redisUrl: REDIS_URL,
     redisKeyPrefix,
-    /** Drops both, and says what is left (a leak shows in the output). */
     async cleanup() {
       await dropDatabase(databaseName);
       await deleteKeys(redisKeyPrefix);
@@ -29,7 +31,6 @@ export async function createBenchEnv() {
 
 export const BENCH_JWT_SECRET = 'bench-secret-0123456789abcdef0123456789';
 
-/** How every server under test runs on `env`: production mode, its database and prefix, no per-user rate limit. */
 export const tallyEnv = (env: BenchEnv): Record<string, string> => ({
   NODE_ENV: 'production',
   LOG_LEVEL: 'warn',
@@ -42,10 +43,41 @@ export const tallyEnv = (env: BenchEnv): Record<string, string> => ({
   RATE_LIMIT_CHANGES: '1000000',
 });
 
-/** An integer setting: `fallback` when unset, else an integer from `min` to `max`. */
 export function intSetting(name: string, fallback: number, max: number, min = 1): number {
   const raw = process.env[name];
   const n = raw === undefined || raw === '' ? fallback : Number(raw);
   if (!Number.isInteger(n) || n < min || n > max) throw new Error(`${name} must be an integer from ${min} to ${max} (got "${raw}")`);
   return n;
+}
+
+export type NodeBinary = { path: string; version: string };
+
+const versionOf = (path: string) => execFileSync(path, ['--version'], { encoding: 'utf8' }).trim();
+const majorOf = (path: string) => {
+  try {
+    return Number(/^v(\d+)\./.exec(versionOf(path))?.[1]);
+  } catch {
+    return null;
+  }
+};
+
+function findNode(major: 20 | 24): string {
+  const onPath = (process.env.PATH ?? '').split(':').flatMap((dir) => (dir ? [join(dir, 'node')] : []));
+  const found = [process.execPath, ...onPath].find((path) => majorOf(path) === major);
+  if (found) return found;
+  if (major === 20) throw new Error('no Node 20 on PATH');
+  return join(execFileSync(projectPath('.ci/node24'), { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] }).trim(), 'node');
+}
+
+export function nodeBinaries(): NodeBinary[] {
+  const listed = process.env.BENCH_NODE_BINARIES?.trim();
+  if (listed === 'none') return [];
+  try {
+    const paths = listed ? listed.split(',').flatMap((p) => (p.trim() ? [p.trim()] : [])) : [findNode(20), findNode(24)];
+    if (paths.length < 2) throw new Error('it needs at least two binaries');
+    return paths.map((path) => ({ path, version: versionOf(path) }));
+  } catch (error) {
+    const set = 'set BENCH_NODE_BINARIES=/path/to/node20,/path/to/node24 (or none to skip it)';
+    throw new Error(`runtime comparison: ${(error as Error).message}; ${set}`);
+  }
 }

@@ -1,6 +1,6 @@
 // Freshness of a count as a client sees it, and the percentiles the bench reports.
 import http from 'node:http';
-import { postGraphQL } from './httpPost.js';
+import { postGraphQL } from './load.js';
 
 export const POLL_INTERVAL_MS = 10;
 type Poll = { sentAt: number; at: number; count: number };
@@ -12,14 +12,12 @@ export const round1 = (x: number) => (Number.isFinite(x) ? Number(x.toFixed(1)) 
 export const percentile = (sorted: readonly number[], p: number) =>
   sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!;
 
-/** Reads `pick(data)` of a GraphQL document, over one dedicated keep-alive connection. */
 export function graphqlReader(url: string, query: string, variables: Record<string, unknown>, pick: (data: any) => number) {
   const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
   const body = JSON.stringify({ query, variables });
   return { read: async () => pick((await postGraphQL(url, body, { agent })).data), close: () => agent.destroy() };
 }
 
-/** Reads the count one poll at a time, a new one at most every `intervalMs`; `stop()` returns every poll. */
 export function startCountPoller(read: () => Promise<number>, intervalMs = POLL_INTERVAL_MS) {
   const polls: Poll[] = [];
   let stopped = false;
@@ -42,7 +40,6 @@ export function startCountPoller(read: () => Promise<number>, intervalMs = POLL_
   };
 }
 
-/** Per acknowledgement (ascending), the first observation's `at` whose count - `baseCount` ≥ k, minus the ack, floored at 0; Infinity if none. */
 export function inclusionLags(sortedAcks: readonly number[], observations: readonly { at: number; count: number }[], baseCount: number) {
   const lags: number[] = [];
   let p = 0;
@@ -54,7 +51,6 @@ export function inclusionLags(sortedAcks: readonly number[], observations: reado
   return lags;
 }
 
-/** Lags (sorted in place) as the bench reports them: how many are finite (seen), p50, p99 and max. */
 export function lagStats(lags: number[]) {
   sortUp(lags);
   const at = (p: number) => round1(percentile(lags, p));

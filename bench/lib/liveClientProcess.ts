@@ -1,11 +1,11 @@
-// Child-process entry of the live scenario's clients (docs/performance.md, "Live counts"): raw graphql-transport-ws
-// sockets on `ws`, or HTTP pollers of the same counts. Both kinds count their updates and, when recording, what they saw.
+// Child-process entry of the live scenario's clients: raw graphql-transport-ws sockets on `ws`, or HTTP pollers of the same
+// counts. Both kinds count their updates and, when recording, keep what they saw flattened as [postId, likes, at (epoch ms)]….
 import http from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import WebSocket from 'ws';
-import { serveParent } from './child.js';
-import { postGraphQL } from './httpPost.js';
+import { postGraphQL } from './load.js';
+import { serveParent } from './servers.js';
 
 const [OPEN_CONCURRENCY, OPEN_TIMEOUT_MS, POLL_TIMEOUT_MS] = [200, 60_000, 30_000];
 
@@ -14,18 +14,14 @@ type OpenArgs = { url: string; query: string; clients: ClientSpec[]; record: boo
   | { kind: 'socket' }
   | { kind: 'poller'; intervalMs: number }
 );
-/** A recording client keeps what it saw flattened as [postId, likes, at (epoch ms)]…, in arrival order. */
 type Client = ClientSpec & { updates: number; seen: number[] | null; isOpen(): boolean; close(): Promise<unknown>; terminate(): void };
-type Counts = { postCountsChanged: { id: string; counts: { likes: number } } };
-type Posts = { posts: ({ counts: { likes: number } } | null)[] };
 
 const clients: Client[] = [];
 let [updates, answers, errors, failures, closing] = [0, 0, 0, 0, false];
 const closes: Record<string, number> = {}; // close codes of sockets closed before closeAll
 const unexpected: string[] = [];
 const note = (text: string) => unexpected.length < 10 && unexpected.push(text.slice(0, 300));
-
-/** One update of `client`: a push, or a post whose likes differ from the poller's previous answer. */
+/** A push, or a post whose likes differ from the poller's previous answer. */
 const updated = (client: Client) => {
   updates += 1;
   client.updates += 1;
@@ -69,13 +65,14 @@ function openSocket(url: string, query: string, spec: ClientSpec, record: boolea
       }
       updated(client);
       if (!client.seen) return; // the others count their pushes unparsed
-      const post = (JSON.parse(data.toString('utf8')) as { payload: { data: Counts } }).payload.data.postCountsChanged;
-      client.seen.push(Number(post.id), post.counts.likes, Date.now());
+      const { payload } = JSON.parse(data.toString('utf8')) as {
+        payload: { data: { postCountsChanged: { id: string; counts: { likes: number } } } };
+      };
+      client.seen.push(Number(payload.data.postCountsChanged.id), payload.data.postCountsChanged.counts.likes, Date.now());
     });
   });
 }
 
-/** A poller on a keep-alive connection of its own, asking every `intervalMs` from a random start. */
 function startPoller(url: string, query: string, spec: ClientSpec, record: boolean, intervalMs: number) {
   const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
   const body = JSON.stringify({ query, variables: { ids: spec.postIds } });
@@ -91,7 +88,10 @@ function startPoller(url: string, query: string, spec: ClientSpec, record: boole
     while (!stopped) {
       const sentAt = Date.now();
       try {
-        const { data } = await postGraphQL<Posts>(url, body, { agent, timeoutMs: POLL_TIMEOUT_MS });
+        const { data } = await postGraphQL<{ posts: ({ counts: { likes: number } } | null)[] }>(url, body, {
+          agent,
+          timeoutMs: POLL_TIMEOUT_MS,
+        });
         const [at, likes] = [Date.now(), data.posts.map((p) => p?.counts.likes ?? Number.NaN)];
         answers += 1;
         for (const [j, count] of likes.entries()) {
@@ -113,36 +113,21 @@ function startPoller(url: string, query: string, spec: ClientSpec, record: boole
 
 async function open(args: OpenArgs) {
   const { url, query, clients: specs, record } = args;
-  if (args.kind === 'poller') {
-    for (const spec of specs) startPoller(url, query, spec, record, args.intervalMs);
-    return;
-  }
   let next = 0;
+  if (args.kind === 'poller') for (const spec of specs) startPoller(url, query, spec, record, args.intervalMs);
   const opener = async () => {
     while (next < specs.length) await openSocket(url, query, specs[next++]!, record);
   };
-  await Promise.all(Array.from({ length: Math.min(OPEN_CONCURRENCY, specs.length) }, opener));
+  if (args.kind === 'socket') await Promise.all(Array.from({ length: Math.min(OPEN_CONCURRENCY, specs.length) }, opener));
 }
 
 const terminateAll = () => {
   for (const client of clients) client.terminate();
 };
 
-/** Closes every client (sockets cut after 10 s) and says how many there were. */
-async function closeAll() {
-  closing = true;
-  const cut = setTimeout(() => terminateAll(), 10_000);
-  await Promise.all(clients.map((c) => c.close()));
-  clearTimeout(cut);
-  closing = false;
-  return clients.splice(0).length;
-}
-
 const commands = {
   open,
-  mark: () => {
-    return { updates, answers, loop: performance.eventLoopUtilization() };
-  },
+  mark: () => ({ updates, answers, loop: performance.eventLoopUtilization() }),
   report: () => ({
     clients: clients.length,
     open: clients.filter((c) => c.isOpen()).length,
@@ -150,7 +135,14 @@ const commands = {
     ...{ errors, failures, closes, unexpected },
     records: clients.flatMap(({ index, postIds, seen }) => (seen ? [{ index, postIds, seen }] : [])),
   }),
-  closeAll,
+  async closeAll() {
+    closing = true;
+    const cut = setTimeout(terminateAll, 10_000);
+    await Promise.all(clients.map((c) => c.close()));
+    clearTimeout(cut);
+    closing = false;
+    return clients.splice(0).length;
+  },
 };
 export type LiveCommands = typeof commands;
 serveParent(commands, {}, async () => terminateAll());

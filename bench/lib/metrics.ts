@@ -1,6 +1,5 @@
 // Tally's own /metrics (Prometheus text): gauges and counters summed over their labels, histogram percentiles.
 
-/** The API's /metrics, or null when it does not answer within 30 s. */
 export async function metricsText(url: string): Promise<string | null> {
   try {
     const res = await fetch(`${url}/metrics`, { signal: AbortSignal.timeout(30_000) });
@@ -18,7 +17,6 @@ export function metric(text: string | null, name: string): number {
   return sum;
 }
 
-/** A histogram's buckets: upper bound (s) → cumulative count. */
 export function histogram(text: string | null, name: string): Map<number, number> {
   const buckets = new Map<number, number>();
   for (const match of (text ?? '').matchAll(new RegExp(`^${name}_bucket\\{le="([^"]+)"\\} (\\S+)$`, 'gm'))) {

@@ -8,37 +8,26 @@ const orNaN = (f: () => number) => {
   try {
     return f();
   } catch {
-    return Number.NaN;
+    return Number.NaN; // the process is gone
   }
 };
 
-/** utime, stime, cutime, cstime of /proc/<pid>/stat in seconds (after the command name, which may hold spaces). */
+/** utime, stime, cutime, cstime in seconds (after the command name, which may hold spaces). */
 function times(pid: number | string): number[] {
   const stat = read(`/proc/${pid}/stat`);
-  return stat
-    .slice(stat.lastIndexOf(')') + 2)
-    .split(' ')
-    .slice(11, 15)
-    .map((ticks) => Number(ticks) / CLOCK_TICKS);
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return fields.slice(11, 15).map((ticks) => Number(ticks) / CLOCK_TICKS);
 }
+const sumOf = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
 
-/** User + system CPU seconds of the process so far. */
-export const cpuSeconds = (pid: number) =>
-  times(pid)
-    .slice(0, 2)
-    .reduce((a, b) => a + b);
+export const cpuSeconds = (pid: number) => sumOf(times(pid).slice(0, 2));
 
-/** CPU seconds of every postgres process here, with the postmaster's exited children (cutime + cstime). */
-export function postgresCpuSeconds(): number {
-  let sum = 0;
-  for (const pid of readdirSync('/proc').filter((entry) => /^\d+$/.test(entry))) {
-    const cpu = orNaN(() => (read(`/proc/${pid}/comm`).startsWith('postgres') ? times(pid).reduce((a, b) => a + b, 0) : 0));
-    if (!Number.isNaN(cpu)) sum += cpu; // NaN: gone meanwhile
-  }
-  return sum;
-}
+const postgresCpuSeconds = () =>
+  readdirSync('/proc')
+    .filter((entry) => /^\d+$/.test(entry))
+    .map((pid) => orNaN(() => (read(`/proc/${pid}/comm`).startsWith('postgres') ? sumOf(times(pid)) : 0)))
+    .reduce((sum, cpu) => (Number.isNaN(cpu) ? sum : sum + cpu), 0);
 
-/** The pid of the Redis server at `url` when it runs on this machine, else null. */
 export async function localRedisPid(url: string): Promise<number | null> {
   const redis = new Redis(url, { lazyConnect: true });
   try {
@@ -52,7 +41,6 @@ export async function localRedisPid(url: string): Promise<number | null> {
   }
 }
 
-/** Resolves true once the process used less than 0.1 core over a second; false after `timeoutMs`. */
 export async function idle(pid: number, timeoutMs = 120_000): Promise<boolean> {
   const deadline = Date.now() + timeoutMs;
   for (let last = cpuSeconds(pid); Date.now() < deadline; ) {
@@ -67,13 +55,11 @@ export async function idle(pid: number, timeoutMs = 120_000): Promise<boolean> {
 /** Seconds the main thread waited on a run queue (ready, no core free); NaN without scheduler statistics. */
 const mainThreadWaitSeconds = (pid: number) => orNaN(() => Number(read(`/proc/${pid}/task/${pid}/schedstat`).trim().split(/\s+/)[1]) / 1e9);
 
-/** CPU seconds of the whole machine since boot: busy (user, nice, system, irq, softirq) and stolen by the hypervisor. */
 function machineSeconds(): { machine: number; steal: number } {
   const [user, nice, system, , , irq, softirq, steal] = read('/proc/stat').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
   return { machine: (user! + nice! + system! + irq! + softirq!) / CLOCK_TICKS, steal: steal! / CLOCK_TICKS };
 }
 
-/** Resident set size in bytes (VmRSS), or NaN once the process is gone. */
 export const rssBytes = (pid: number) => orNaN(() => Number(/^VmRSS:\s+(\d+) kB/m.exec(read(`/proc/${pid}/status`))?.[1] ?? NaN) * 1024);
 
 /** This process's open-files limit (children inherit it). */
@@ -87,9 +73,8 @@ export function openFilesLimit(): { soft: number; hard: number } {
 export function withOpenFiles(command: string, args: readonly string[], files: number): [string, string[]] {
   const { soft, hard } = openFilesLimit();
   if (files <= soft) return [command, [...args]];
-  if (files > hard) {
+  if (files > hard)
     throw new Error(`a process here needs ${files} open files, above the hard limit ${hard} (ulimit -Hn); raise it and run again`);
-  }
   return ['sh', ['-c', `ulimit -n ${files} && exec "$@"`, 'sh', command, ...args]];
 }
 
@@ -97,18 +82,13 @@ export function withOpenFiles(command: string, args: readonly string[], files: n
 export function readCpu(pids: { api: number; worker: number; redis: number | null; clients?: readonly number[]; postgres?: boolean }) {
   const own = process.cpuUsage();
   return {
-    at: Date.now(),
-    api: cpuSeconds(pids.api),
-    apiWaited: mainThreadWaitSeconds(pids.api),
-    worker: cpuSeconds(pids.worker),
-    redis: pids.redis === null ? null : cpuSeconds(pids.redis),
-    postgres: pids.postgres ? postgresCpuSeconds() : null,
+    ...{ at: Date.now(), api: cpuSeconds(pids.api), apiWaited: mainThreadWaitSeconds(pids.api), worker: cpuSeconds(pids.worker) },
+    ...{ redis: pids.redis === null ? null : cpuSeconds(pids.redis), postgres: pids.postgres ? postgresCpuSeconds() : null },
     generator: (own.user + own.system) / 1e6 + (pids.clients ?? []).reduce((s, pid) => s + cpuSeconds(pid), 0),
     ...machineSeconds(),
   };
 }
 
-/** CPU seconds each part used between two readings (null where it is not read), and the seconds between them. */
 export function cpuBetween(a: ReturnType<typeof readCpu>, b: ReturnType<typeof readCpu>) {
   const { at, ...after } = b;
   const used = Object.entries(after).map(([part, x]) => [part, x === null ? null : x - a[part as keyof typeof after]!]);

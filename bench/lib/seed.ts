@@ -19,19 +19,16 @@ const [FEED_POSTS, LIKE_TARGET_POSTS] = [200, 20];
 export const range = (first: number, n: number) => Array.from({ length: n }, (_, i) => first + i);
 export const inGroups = <T>(items: readonly T[], size: number) =>
   Array.from({ length: Math.ceil(items.length / size) }, (_, i) => items.slice(i * size, (i + 1) * size));
-/** Runs `work` over `items`, `width` at a time. */
 export async function inBatches<T>(items: readonly T[], width: number, work: (item: T) => Promise<unknown>) {
   for (const group of inGroups(items, width)) await Promise.all(group.map(work));
 }
 
-/** Waits until PostgreSQL holds every fact accepted so far (Tally's own mark, as the eraser uses it). */
 export async function waitUntilPersisted(redis: RedisClient, keys: Keys, timeoutMs = 300_000): Promise<void> {
   const marks = createPersistedMarks(redis, keys);
   const mark = await marks.now();
   await waitFor(() => marks.passed(mark), Boolean, { timeoutMs, intervalMs: 250, what: 'the fact persister' });
 }
 
-/** Tally's commands and its ApiDeps on connections of their own; `close` when done. */
 export async function openSeeder(serverEnv: Record<string, string>) {
   const connections = openParts(loadConfig(serverEnv), { name: 'bench-seed' });
   const api = createApi(connections, { operator: true });
@@ -41,7 +38,6 @@ export async function openSeeder(serverEnv: Record<string, string>) {
     deps,
     commands: deps.commands,
     db: connections.db,
-    /** Users with these ids, named `${name} ${id}`. */
     addUsers: (ids: readonly number[], name: string) =>
       connections.db.$executeRaw`INSERT INTO users (id, name) SELECT id, ${name} || ' ' || id FROM unnest(${ids}::bigint[]) AS id`,
     post: (authorId: number, title: string) => deps.commands.posts.create(authorId, { title, body: `Body of ${title}.` }),
@@ -60,12 +56,28 @@ export async function openSeeder(serverEnv: Record<string, string>) {
   };
 }
 
+export async function withSeeder<T>(serverEnv: Record<string, string>, work: (seeder: Seeder) => Promise<T>): Promise<T> {
+  const seeder = await openSeeder(serverEnv);
+  try {
+    return await work(seeder);
+  } finally {
+    await seeder.close();
+  }
+}
+type Seeder = Awaited<ReturnType<typeof openSeeder>>;
+
 export type World = Awaited<ReturnType<typeof seedWorld>>;
 
-/** A feed post's seeded reactions: counts in registry order, the viewer's contents, and the groups the API shows. */
-type Reactions = { counts: number[]; mine: string[]; groups: { content: string; count: number; viewerHasReacted: boolean }[] };
+const CONTENTS = KINDS.reactions.map((kind) => kind.reaction!.content);
 
-/** The feed and hot-post world: USERS users, posts with long-tail likes, favs and reactions, folded into the counters by a worker here. */
+/** Counts in `contents` order, the viewer's contents, and the groups the API shows. */
+export function reactionGroups(contents: readonly string[], reactions: readonly { userId: number; content: string }[], viewer: number) {
+  const counts = contents.map((content) => reactions.filter((r) => r.content === content).length);
+  const mine = reactions.filter((r) => r.userId === viewer).map((r) => r.content);
+  const groups = contents.map((content, k) => ({ content, count: counts[k]!, viewerHasReacted: mine.includes(content) }));
+  return { counts, mine, groups: groups.filter((g) => g.count > 0) };
+}
+
 export async function seedWorld(serverEnv: Record<string, string>) {
   const app = createApp(loadConfig({ ...serverEnv, ROLE: 'worker' }));
   await app.start();
@@ -81,15 +93,12 @@ export async function seedWorld(serverEnv: Record<string, string>) {
     const feed = [];
     for (let i = 0; i < FEED_POSTS; i++) feed.push(await createPost(`feed post ${i}`));
     // A long tail: the post of popularity rank r has ~800/(r+1) likes; ranks shuffled over the feed.
-    const ranks = shuffled(
-      feed.map((_, i) => i),
-      rand,
-    );
+    const ranks = shuffled(range(0, FEED_POSTS), rand);
     const others = userIds.filter((id) => id !== VIEWER_ID);
     const writes: { userId: number; postId: number; kind: PostRelationKind | Relation }[] = [];
     const expected = new Map<number, { likes: number; favs: number; liked: boolean; faved: boolean }>();
     // A third of each post's likers also react, each with one kind drawn at random; the viewer holds some kinds (another seed: the likes stay as they were).
-    const [reactions, react] = [new Map<number, Reactions>(), random(8)];
+    const [reactions, react] = [new Map<number, ReturnType<typeof reactionGroups>>(), random(8)];
     feed.forEach((post, i) => {
       const likers = shuffled(others, rand).slice(0, Math.floor(800 / (ranks[i]! + 1)));
       const favers = likers.slice(0, Math.floor(likers.length / 4));
@@ -97,14 +106,8 @@ export async function seedWorld(serverEnv: Record<string, string>) {
         .slice(0, Math.floor(likers.length / 3))
         .map((userId) => ({ userId, postId: post.id, kind: KINDS.reactions[Math.floor(react() * 8)]! }));
       reacts.push(...KINDS.reactions.filter(() => react() < 0.15).map((kind) => ({ userId: VIEWER_ID, postId: post.id, kind })));
-      const counts = KINDS.reactions.map((kind) => reacts.filter((r) => r.kind === kind).length);
-      const mine = reacts.filter((r) => r.userId === VIEWER_ID).map((r) => r.kind.reaction!.content);
-      const groups = KINDS.reactions.map(({ reaction }, k) => ({
-        content: reaction!.content,
-        count: counts[k]!,
-        viewerHasReacted: mine.includes(reaction!.content),
-      }));
-      reactions.set(post.id, { counts, mine, groups: groups.filter((g) => g.count > 0) });
+      const contents = reacts.map(({ userId, kind }) => ({ userId, content: kind.reaction!.content }));
+      reactions.set(post.id, reactionGroups(CONTENTS, contents, VIEWER_ID));
       writes.push(...reacts);
       const liked = rand() < 1 / 3;
       const faved = rand() < 1 / 5;

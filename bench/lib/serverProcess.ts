@@ -1,10 +1,10 @@
-// Child-process entry (bench/lib/child.ts): ONE server under test, its kind the argument, its settings the environment.
+// Child-process entry: ONE server under test, its kind the argument, its settings the environment.
 import { createApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
+import { type RedisStats, trackRedis } from '../baselines/common.js';
 import { startNaiveFeedServer } from '../baselines/naiveFeed.js';
 import { startPgLikeServer } from '../baselines/pgLikes.js';
-import { serveParent } from './child.js';
-import { type RedisStats, trackRedis } from './redisStats.js';
+import { serveParent } from './servers.js';
 
 export type ServerKind = 'tally' | 'apollo-default-feed' | 'naive-feed' | 'prisma-count-feed' | 'jit-feed' | 'pg-likes' | 'gateway';
 type Running = { url: string; redisStats?: () => RedisStats; flush?: () => Promise<number>; stop(): Promise<unknown> };
@@ -14,12 +14,8 @@ async function startTally(): Promise<Running> {
   const redisStats = trackRedis(app.redis, app.redisRoundTrips);
   const { url } = await app.start();
   const all = Array.from({ length: app.config.partitions }, (_, p) => p);
-  return {
-    url,
-    redisStats,
-    flush: async () => (app.workers ? (await app.workers.flusher.foldPartitions(all)).folded : 0),
-    stop: () => app.stop(),
-  };
+  const flush = async () => (app.workers ? (await app.workers.flusher.foldPartitions(all)).folded : 0);
+  return { url, redisStats, flush, stop: () => app.stop() };
 }
 
 // Imported on demand: a child loads only its own server's modules, which would otherwise inflate its memory.
@@ -40,15 +36,9 @@ if (!starters[kind] || !process.send) {
 }
 const server = await starters[kind]();
 const gc = (globalThis as { gc?: () => void }).gc;
-serveParent(
-  {
-    redisStats: () => server.redisStats?.() ?? null,
-    flush: async () => (await server.flush?.()) ?? null,
-    memory: () => {
-      gc?.(); // with --expose-gc: what is live, not garbage
-      return { ...process.memoryUsage(), collected: gc !== undefined };
-    },
-  },
-  { url: server.url },
-  () => server.stop(),
-);
+const memory = () => {
+  gc?.(); // with --expose-gc: what is live, not garbage
+  return { ...process.memoryUsage(), collected: gc !== undefined };
+};
+const commands = { redisStats: () => server.redisStats?.() ?? null, flush: async () => (await server.flush?.()) ?? null, memory };
+serveParent(commands, { url: server.url }, () => server.stop());

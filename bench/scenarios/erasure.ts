@@ -1,4 +1,5 @@
-// Scenario "account erasure" (docs/performance.md, "Account erasure"): its open-loop load, phases and latencies.
+// Scenario "account erasure": its open-loop load, phases and latencies, its table and its target, "no slower than noise".
+import os from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import pg from 'pg';
@@ -6,15 +7,13 @@ import { loadConfig } from '../../src/config.js';
 import { createKeys } from '../../src/redis/keys.js';
 import { type BenchEnv, intSetting, tallyEnv } from '../lib/env.js';
 import { percentile } from '../lib/freshness.js';
-import { gql } from '../lib/httpPost.js';
-import { likeBody } from '../lib/load.js';
-import { type RequestRecord, startOpenLoop } from '../lib/openLoop.js';
+import { changed, gql, likeBody, type RequestRecord, startOpenLoop } from '../lib/load.js';
 import { cpuBetween, readCpu } from '../lib/procStats.js';
+import { columns } from '../lib/report.js';
 import { inBatches, waitUntilPersisted } from '../lib/seed.js';
 import { startDeployment } from '../lib/servers.js';
 import { checkCounts, countsExact, type ErasureWorld, LOAD_USERS, seedErasureWorld, VICTIM, victimLeft } from './erasureWorld.js';
 
-/** The README's feed query: a page with counts, the viewer's state and the authors. */
 const FEED_QUERY =
   'query Feed { feed(first: 20) { edges { cursor node { id title createdAt author { id name } counts { likes favs asOf } myState { liked faved } } } pageInfo { hasNextPage endCursor } } }';
 /** The newest liked posts the load likes (and the feed shows). */
@@ -29,17 +28,11 @@ function streamStats(records: readonly RequestRecord[], startedAt: number, secon
   const windows = [...new Set(records.map(windowOf))].map((w) => answered(records.filter((r) => windowOf(r) === w)));
   // The worst 10 s window's p99, of windows with the 100 answers a p99 that is not just their maximum needs.
   const windowP99s = windows.filter((w) => w.length >= 100).map((w) => percentile(w, 99));
+  const [sent, ok] = [records.length, latencies.length];
   return {
-    sent: records.length,
-    failures: records.length - latencies.length,
-    unanswered,
-    offeredPerS: records.length / seconds,
-    achievedPerS: latencies.length / seconds,
-    p50Ms: percentile(latencies, 50),
-    p99Ms: percentile(latencies, 99),
-    maxMs: latencies.at(-1) ?? Number.NaN,
-    worstWindowP99Ms: windowP99s.length > 0 ? Math.max(...windowP99s) : Number.NaN,
-    failureSamples: failures.slice(0, 3),
+    ...{ sent, failures: sent - ok, unanswered, offeredPerS: sent / seconds, achievedPerS: ok / seconds },
+    ...{ p50Ms: percentile(latencies, 50), p99Ms: percentile(latencies, 99), maxMs: latencies.at(-1) ?? Number.NaN },
+    ...{ worstWindowP99Ms: windowP99s.length > 0 ? Math.max(...windowP99s) : Number.NaN, failureSamples: failures.slice(0, 3) },
   };
 }
 
@@ -58,7 +51,7 @@ function createLoad(url: string, world: ErasureWorld, rates: { feedPerS: number;
   return async <T>(until: (startedAt: number) => Promise<T>) => {
     const startedAt = Date.now();
     const feed = startOpenLoop({ url, perSecond: rates.feedPerS, next: () => ({ body: feedBody, token: tokenOf(feeds++) }), isOk: isFeed });
-    const like = startOpenLoop({ url, perSecond: rates.likesPerS, next: nextLike, isOk: (body) => body.includes('"changed":true') });
+    const like = startOpenLoop({ url, perSecond: rates.likesPerS, next: nextLike, isOk: changed });
     const stop = () => Promise.all([feed.stop(), like.stop()]);
     // The load stops whatever happened, so no request outlives the phase.
     const value = await until(startedAt).catch((error: unknown) => stop().then(() => Promise.reject(error)));
@@ -69,7 +62,6 @@ function createLoad(url: string, world: ErasureWorld, rates: { feedPerS: number;
   };
 }
 
-/** A phase's load by the erasure phase it was sent in: the phase of the timeline's latest reading then (or of its first). */
 function byErasurePhase({ startedAt, records }: LoadRun, timeline: { atS: number; phase: string }[]) {
   const seconds = new Map<string, number>();
   for (const [i, t] of timeline.entries()) {
@@ -151,14 +143,10 @@ export async function runErasureScenario({ env, settings, log }: Options) {
     const baselineAfter = await baseline('baseline after', Math.max(MIN_PHASE_S, during.erasure!.durationS));
     await settle();
     const after = await checkCounts(api.url, db, world.likedPostIds);
-    return {
-      settings,
-      config: config.erasure,
-      seed: { ...world.seed, seconds: seedSeconds, persistedSeconds },
-      phases: [baselineBefore, during, baselineAfter] as const,
-      checks: { before, after, victim: await victimLeft(db, redis, keys) },
-      method: 'docs/performance.md#account-erasure',
-    };
+    const seed = { ...world.seed, seconds: seedSeconds, persistedSeconds };
+    const checks = { before, after, victim: await victimLeft(db, redis, keys) };
+    const phases = [baselineBefore, during, baselineAfter] as const;
+    return { settings, config: config.erasure, seed, phases, checks, method: 'docs/performance.md#account-erasure' };
   } finally {
     await deployment?.stop();
     redis.disconnect();
@@ -166,7 +154,6 @@ export async function runErasureScenario({ env, settings, log }: Options) {
   }
 }
 
-/** Reads the erasure's row every POLL_MS until it is DONE: its timeline, duration and rates. */
 async function followErasure(db: pg.Pool, startedAt: number, log: (line: string) => void) {
   const timeline: { atS: number; phase: string; done: Record<string, number> }[] = [];
   for (const deadline = Date.now() + ERASURE_TIMEOUT_MS; Date.now() < deadline; await sleep(POLL_MS)) {
@@ -180,4 +167,76 @@ async function followErasure(db: pg.Pool, startedAt: number, log: (line: string)
     if (phase === 'done') return { durationS: row.s as number, factsUndone, factsPerS: factsUndone / row.s, done, timeline };
   }
   throw new Error(`the erasure was not DONE within ${ERASURE_TIMEOUT_MS / 60_000} minutes`);
+}
+
+/** Noise is at least this share of the higher baseline (two baselines are a small sample). */
+const MIN_NOISE = 0.1;
+const THROUGHPUT_SLACK = 0.01;
+const noise = (b: number, a: number) => Math.max(b, a) + Math.max(Math.abs(b - a), MIN_NOISE * Math.max(b, a));
+const RULES = [
+  ['p50 ms', 'p50Ms', noise, false],
+  ['p99 ms', 'p99Ms', noise, false],
+  ['failures', 'failures', Math.max, false],
+  ['answered/s', 'achievedPerS', (b: number, a: number) => Math.min(b, a) * (1 - THROUGHPUT_SLACK), true],
+] as const;
+
+type Stream = ErasureResults['phases'][number]['feed'];
+const ms = (x: number) => (Number.isFinite(x) ? x.toFixed(1) : '-');
+const streamHeader = (name: string) => [`${name} ok/sent per s`, 'p50', 'p99', 'max', 'worst 10 s p99', 'failed'];
+const rate = (s: Stream) => `${s.achievedPerS.toFixed(1)}/${s.offeredPerS.toFixed(1)}`;
+const streamCells = (s: Stream) => [rate(s), ...[s.p50Ms, s.p99Ms, s.maxMs, s.worstWindowP99Ms].map(ms), String(s.failures)];
+const sentCells = (s: Stream) => [String(s.sent), ...[s.p50Ms, s.p99Ms, s.maxMs].map(ms)];
+const CORES = { api: 'API', worker: 'worker', redis: 'Redis', postgres: 'PostgreSQL', generator: 'generator', machine: 'machine' };
+const coreCells = (cores: Record<string, number | null>) => Object.keys(CORES).map((k) => cores[k]?.toFixed(2) ?? '-');
+
+const pairs = (counts: Record<string, number>) => Object.entries(counts).map(([k, v]) => `${k} ${v}`);
+const verdict = (met: boolean) => (met ? 'met' : 'NOT MET');
+const targetLine = (t: ReturnType<typeof erasureTargets>[number]) =>
+  `  ${t.label}: during ${ms(t.during)} vs baselines ${ms(t.before)} / ${ms(t.after)}, ${t.atLeast ? 'at least' : 'at most'} ${ms(t.limit)}: ${verdict(t.met)}`;
+const exact = ({ compared, mismatches }: { compared: number; mismatches: unknown[] }, what: string) =>
+  mismatches.length === 0
+    ? `${compared} ${what} exact`
+    : `${mismatches.length} WRONG of ${compared} ${what} (${JSON.stringify(mismatches.slice(0, 3))})`;
+
+export function erasureTargets({ phases: [before, during, after] }: ErasureResults) {
+  return (['feed', 'like'] as const).flatMap((stream) =>
+    RULES.map(([what, field, limitOf, atLeast]) => {
+      const [b, d, a] = [before[stream][field], during[stream][field], after[stream][field]];
+      const limit = limitOf(b, a);
+      return { label: `${stream} ${what}`, during: d, before: b, after: a, limit, atLeast, met: atLeast ? d >= limit : d <= limit };
+    }),
+  );
+}
+
+export function erasureCorrect({ checks: { after, victim } }: ErasureResults): boolean {
+  return countsExact(after) && Object.values(victim.rows).every((n) => n === 0) && victim.redisKeys === 0 && victim.state === 'DONE';
+}
+
+export function erasureTable(results: ErasureResults): string {
+  const { settings, config, seed, phases, checks } = results;
+  const erasure = phases[1].erasure!;
+  const main = columns(
+    ['account erasure', 's', ...streamHeader('feed'), ...streamHeader('likes'), ...Object.values(CORES)],
+    phases.map((x) => [x.name, x.windowS.toFixed(0), ...streamCells(x.feed), ...streamCells(x.like), ...coreCells(x.cores)]),
+    (i) => i > 0,
+  );
+  const byPhase = columns(
+    ['load by erasure phase', 's', 'feed sent', 'p50', 'p99', 'max', 'likes sent', 'p50', 'p99', 'max'],
+    erasure.byPhase.map((x) => [x.phase, x.seconds.toFixed(1), ...sentCells(x.feed), ...sentCells(x.like)]),
+    (i) => i > 0,
+  );
+  const targets = erasureTargets(results);
+  return [
+    main,
+    `Latency in ms (request sent -> answer); ok/sent per s = right answers and requests per second of the phase; cores = CPU over the phase (PostgreSQL = every postgres process of the machine; generator = the bench process sending the load; machine = all cores busy, of ${os.cpus().length}). Load: ${settings.feedPerS} feed pages/s + ${settings.likesPerS} likes/s, open loop. The victim: ${seed.likes} likes, ${seed.favs} favourites and follows (${seed.victimFacts} facts) through the like path in ${seed.seconds.toFixed(0)} s; ${seed.otherLikes} likes by others on the same posts.`,
+    `Erasure (ERASURE_BATCH_SIZE ${config.batchSize}, ERASURE_BUSY_PERCENT ${config.busyPercent}): ${erasure.durationS.toFixed(1)} s from eraseAccount to DONE; ${erasure.factsUndone} facts undone, ${erasure.factsPerS.toFixed(0)}/s over the whole erasure, ${Number.isFinite(erasure.factsPhasePerS) ? erasure.factsPhasePerS.toFixed(0) : '-'}/s in its facts phase; batches did: ${pairs(erasure.done).join(', ')}.`,
+    '',
+    byPhase,
+    '',
+    `Checks after: ${exact(checks.after.posts, 'liked posts: likes and favs (GraphQL posts(ids)) = recount of active facts in PostgreSQL')}; ${exact(checks.after.users, 'authors, followees and followers: followers, followings, likesReceived (GraphQL user) = recount')}; victim rows left ${JSON.stringify(checks.victim.rows)}, cached counter keys left ${checks.victim.redisKeys}, erasure state ${checks.victim.state}: ${erasureCorrect(results) ? 'ok' : 'NOT OK'}.`,
+    '',
+    `Target "no slower than noise" (p50 and p99 during the erasure <= the higher baseline + noise, noise = |before - after| or ${MIN_NOISE * 100} % of the higher baseline, whichever is larger; failures no more than a baseline's; answered/s within ${THROUGHPUT_SLACK * 100} % of the lower baseline):`,
+    ...targets.map(targetLine),
+    `Erasing a user with ${seed.likes} likes slows the feed and the like path by no more than noise: ${verdict(targets.every((t) => t.met))}`,
+  ].join('\n');
 }

@@ -2,8 +2,8 @@
 import type { Redis } from 'ioredis';
 import type pg from 'pg';
 import type { Keys } from '../../src/redis/keys.js';
-import { gql } from '../lib/httpPost.js';
-import { inBatches, inGroups, openSeeder, range } from '../lib/seed.js';
+import { gql } from '../lib/load.js';
+import { inBatches, inGroups, range, withSeeder } from '../lib/seed.js';
 
 export const VICTIM = 1;
 const AUTHORS = range(2, 100);
@@ -15,9 +15,8 @@ const SEED_WIDTH = 256;
 export type ErasureWorld = Awaited<ReturnType<typeof seedErasureWorld>>;
 
 export async function seedErasureWorld(serverEnv: Record<string, string>, likes: number) {
-  const seeder = await openSeeder(serverEnv);
-  const { db, deps, commands } = seeder;
-  try {
+  return withSeeder(serverEnv, async (seeder) => {
+    const { db, deps, commands } = seeder;
     await seeder.addUsers([VICTIM, ...AUTHORS, ...FOLLOWERS, ...LOAD_USERS], 'Bench user');
     // Oldest first, one a second up to now, so ids grow with time and the newest are the feed's first page.
     const inserted = await db.$queryRaw<{ id: bigint }[]>`INSERT INTO posts (author_id, title, body, created_at)
@@ -44,9 +43,7 @@ export async function seedErasureWorld(serverEnv: Record<string, string>, likes:
     const tokens = await seeder.tokens([VICTIM, ...LOAD_USERS]);
     const seed = { likes: likedPostIds.length, favs: favedPostIds.length, otherLikes: otherLiked.length };
     return { likedPostIds, tokens, seed: { ...seed, victimFacts: seed.likes + seed.favs + followees.length } };
-  } finally {
-    await seeder.close();
-  }
+  });
 }
 
 const POSTS_QUERY = 'query($ids: [ID!]!) { posts(ids: $ids) { counts { likes favs } } }';
@@ -64,7 +61,6 @@ const PAGE = 100;
 
 type Counts = Record<string, number> | null | undefined;
 
-/** Served counts against the recount, a page of ids at a time (four at once). */
 async function compare(db: pg.Pool, recount: string, ids: number[], serve: (page: number[]) => Promise<Counts[]>) {
   const mismatches: { id: number; field: string; served: number | null; recounted: number }[] = [];
   await inBatches(inGroups(ids, PAGE), 4, async (page) => {
@@ -78,7 +74,6 @@ async function compare(db: pg.Pool, recount: string, ids: number[], serve: (page
   return mismatches;
 }
 
-/** Every post's and user's counts against the recount; what differs is compared again for up to `retryMs` (a count may lag by a flush). */
 export async function checkCounts(url: string, db: pg.Pool, postIds: number[], retryMs = 10_000) {
   const servePosts = async (page: number[]) =>
     (await gql(url, POSTS_QUERY, { ids: page.map(String) })).data.posts.map((p: any) => p?.counts);
@@ -96,7 +91,6 @@ export async function checkCounts(url: string, db: pg.Pool, postIds: number[], r
 
 export const countsExact = (c: Awaited<ReturnType<typeof checkCounts>>) => c.posts.mismatches.length + c.users.mismatches.length === 0;
 
-/** Rows of the victim left in PostgreSQL by table, cached counter keys left in Redis, and the erasure's state. */
 export async function victimLeft(db: pg.Pool, redis: Redis, keys: Keys) {
   const { rows } = await db.query(
     `SELECT (SELECT count(*)::int FROM users WHERE id = $1) AS users, (SELECT count(*)::int FROM user_counters WHERE user_id = $1) AS user_counters,

@@ -1,17 +1,13 @@
-// Scenarios "feed" and "runtimes" (docs/performance.md, "The bench", "Node 24 against Node 20"): tables of cases, each
-// checked and warmed up by one `prepare`, then all timed together in round-robin rounds.
+// Scenarios "feed" and "runtimes": tables of cases, each checked and warmed up by one `prepare`, then timed together in rounds.
 import { isDeepStrictEqual } from 'node:util';
 import { createFeedRelationTables } from '../baselines/prismaCountFeed.js';
-import { gql } from '../lib/httpPost.js';
-import { type LoadOptions, type LoadResult, runLoad, timeInRounds } from '../lib/load.js';
-import type { NodeBinary } from '../lib/nodeBinaries.js';
-import { type Ratio, type TableRow, times } from '../lib/report.js';
+import type { NodeBinary } from '../lib/env.js';
+import { CONNECTIONS, gql, loadCase, redisPerRequest, timeInRounds, warmUp } from '../lib/load.js';
+import { type Ratio, redisCells, type TableRow, times, versus } from '../lib/report.js';
 import { VIEWER_ID, type World } from '../lib/seed.js';
 import type { ServerKind } from '../lib/serverProcess.js';
 import { type ServerHandle, startServer } from '../lib/servers.js';
 
-export const FEED_CONNECTIONS = 16;
-export const FEED_ROUNDS = 3;
 export const PAGES = [20, 50] as const;
 const ROUND_TRIP_PAGES = [1, 10, 20, 50, 100];
 const feedQuery = (groups = '', state = '') => `query Feed($first: Int!) {
@@ -20,7 +16,6 @@ const feedQuery = (groups = '', state = '') => `query Feed($first: Int!) {
     pageInfo { hasNextPage endCursor }
   }
 }`;
-/** What a case asks, and what its answer is checked against: the floor, a feed page, the page with Tally's reactions. */
 const QUERIES = {
   floor: { document: '{ __typename }', check: 'same body' },
   feed: { document: feedQuery(), check: 'same page' },
@@ -42,46 +37,18 @@ const TARGETS: Partial<Record<ServerId, number>> = { a: 2.5, d: 0.8 };
 const [ROUND_TRIPS_TARGET, REACTION_GROUPS_TARGET] = [2, 0.85];
 
 type Case = { server: ServerHandle; name: string; label: string; query: Query; page: number | null };
-/** A feed server's cases in timing order: on Tally the floor first and the pages with reactions last. */
 const feedCasesOf = (server: ServerHandle, id: ServerId, name: string): Case[] => [
   ...(id === 'tally' ? [{ server, name: 'Tally { __typename }', label: 'tally floor', query: 'floor', page: null } as const] : []),
   ...PAGES.map((page) => ({ server, name, label: `${id} ${page}`, query: 'feed', page }) as const),
   ...(id === 'tally'
-    ? PAGES.map((page) => ({ server, name: REACTIONS, label: `tally ${page}+groups`, query: 'reactions', page }) as const)
+    ? PAGES.map((page): Case => ({ server, name: REACTIONS, label: `tally ${page}+groups`, query: 'reactions', page }))
     : []),
 ];
 
 type Options = { serverEnv: Record<string, string>; world: World; durationS: number; warmupS: number };
 
-/** Redis round trips and commands per request over `work` (resolving with its request count); null without Redis. */
-export async function redisPerRequest(server: ServerHandle, work: () => Promise<number>) {
-  const before = await server.redisStats();
-  const requests = await work();
-  const after = await server.redisStats();
-  if (!before || !after) return null;
-  return { roundTrips: (after.roundTrips - before.roundTrips) / requests, commands: (after.commands - before.commands) / requests };
-}
-
-type Redis = Awaited<ReturnType<typeof redisPerRequest>>;
-
-/** A table row's Redis columns. */
-export const redisCells = (alone: Redis, loaded: Redis) => ({
-  ...(alone && { rtAlone: alone.roundTrips }),
-  ...(loaded && { rtLoaded: loaded.roundTrips, commands: loaded.commands }),
-});
-
-/** `run`'s throughput over `base`'s, with both p99s. */
-export const versus = (label: string, run: LoadResult, base: LoadResult, target?: number, extra = ''): Ratio => ({
-  label,
-  value: run.rps / base.rps,
-  detail: `req/s; p99 ${run.p99Ms} ms vs ${base.p99Ms} ms${extra}`,
-  ...(target !== undefined && { target }),
-});
-
-/** The viewer's requests: one at a time with their Redis round trips; cases checked (the seeded page, the same on every server), warmed up and timed. */
-function caseRunner({ world, warmupS, durationS }: Options) {
+function caseRunner({ world, warmupS }: Options) {
   const token = world.tokens.get(VIEWER_ID)!;
-  const headers = { authorization: `Bearer ${token}` };
   const reference = new Map<string, unknown>();
   /** The body every timed answer must equal: the floor's, or the page once it is the seeded one and the first server's. */
   const expectedBody = async ({ server, name, query, page }: Case) => {
@@ -101,50 +68,33 @@ function caseRunner({ world, warmupS, durationS }: Options) {
       throw new Error(`${name} and the first server answered different feed pages of ${page}`);
     return text;
   };
-  const load = (server: ServerHandle, body: string, more: Partial<LoadOptions>) =>
-    runLoad({ url: server.url, connections: FEED_CONNECTIONS, body, headers, ...more });
   const oneByOne = (server: ServerHandle, n: number, query: string, variables: Record<string, unknown>) =>
     redisPerRequest(server, async () => {
       for (let i = 0; i < n; i++) await gql(server.url, query, variables, token);
       return n;
     });
-  /** A case checked and warmed up; with `redis`, its Redis round trips one request at a time and loaded (a fixed number of requests, all answered). */
   const prepare = async (c: Case, redis: boolean) => {
-    const expectBody = await expectedBody(c);
     const [query, variables] = [QUERIES[c.query].document, c.page === null ? {} : { first: c.page }];
-    const body = JSON.stringify({ query, variables });
+    const { url, settle } = c.server;
+    const timed = { ...c, url, settle, body: JSON.stringify({ query, variables }), headers: { authorization: `Bearer ${token}` } };
+    const prepared = { ...timed, expectBody: await expectedBody(c) };
     const redisAlone = redis ? await oneByOne(c.server, 20, query, variables) : null;
-    await load(c.server, body, { durationS: warmupS });
-    await c.server.settle();
-    const amount = FEED_CONNECTIONS * 8;
-    const redisLoaded = !redis
-      ? null
-      : await redisPerRequest(c.server, async () => {
-          const { failures } = await load(c.server, body, { amount, expectBody });
-          if (failures > 0) throw new Error(`${c.label}: ${failures} failed requests`);
-          return amount;
-        });
-    return { ...c, body, expectBody, redisAlone, redisLoaded };
+    await warmUp(prepared, warmupS);
+    const amount = CONNECTIONS * 8;
+    const loaded = async () => {
+      const { failures } = await loadCase(prepared, { amount });
+      if (failures > 0) throw new Error(`${c.label}: ${failures} failed requests`);
+      return amount;
+    };
+    return { ...prepared, redisAlone, redisLoaded: redis ? await redisPerRequest(c.server, loaded) : null };
   };
-  type Prepared = Awaited<ReturnType<typeof prepare>>;
-  const timed = (cases: readonly Prepared[], alternate: boolean) =>
-    timeInRounds(
-      cases.map(({ server, body, expectBody, label }) => ({
-        label,
-        run: (s: number) => load(server, body, { durationS: s, expectBody }),
-        settle: server.settle,
-      })),
-      durationS,
-      FEED_ROUNDS,
-      alternate,
-    );
-  return { oneByOne, prepare, timeInRounds: timed };
+  return { oneByOne, prepare };
 }
 
 type FeedRun = Awaited<ReturnType<typeof runFeedScenario>>['runs'][number];
 
 export async function runFeedScenario(opts: Options) {
-  const { oneByOne, prepare, timeInRounds } = caseRunner(opts);
+  const { oneByOne, prepare } = caseRunner(opts);
   const servers: ServerHandle[] = [];
   const roundTripsByPage = [];
   try {
@@ -158,7 +108,7 @@ export async function runFeedScenario(opts: Options) {
         roundTripsByPage.push({ page, ...(await oneByOne(server, 10, QUERIES.feed.document, { first: page }))! });
       }
     }
-    const timed = await timeInRounds(cases, false);
+    const timed = await timeInRounds(cases, opts.durationS);
     const runs = cases.map(({ name, id, query, page, redisAlone, redisLoaded }, i) => {
       return { name, server: id, query, page, ...timed[i]!, redisAlone, redisLoaded };
     });
@@ -173,14 +123,10 @@ const runOf = (runs: readonly FeedRun[], server: ServerId, page: number | null, 
 
 export function feedRatios(runs: readonly FeedRun[], roundTripsByPage: { page: number; roundTrips: number; commands: number }[]): Ratio[] {
   const perPage = roundTripsByPage.map((r) => `${r.page}: ${r.roundTrips.toFixed(2)} RT, ${r.commands.toFixed(1)} cmds`);
-  const roundTrips: Ratio = {
-    label: `Tally Redis round trips per feed page, most over pages of ${roundTripsByPage.map((r) => r.page).join(', ')}`,
-    value: Math.max(...roundTripsByPage.map((r) => r.roundTrips)),
-    format: (x) => x.toFixed(2),
-    target: ROUND_TRIPS_TARGET,
-    atMost: true,
-    detail: `${perPage.join('; ')} (one request at a time)`,
-  };
+  const label = `Tally Redis round trips per feed page, most over pages of ${ROUND_TRIP_PAGES.join(', ')}`;
+  const detail = `${perPage.join('; ')} (one request at a time)`;
+  const [value, format] = [Math.max(...roundTripsByPage.map((r) => r.roundTrips)), (x: number) => x.toFixed(2)];
+  const roundTrips: Ratio = { label, value, format, target: ROUND_TRIPS_TARGET, atMost: true, detail };
   return [
     roundTrips,
     ...PAGES.flatMap((page) => {
@@ -194,7 +140,6 @@ export function feedRatios(runs: readonly FeedRun[], roundTripsByPage: { page: n
   ];
 }
 
-/** The runs in table order: the floor, then each page's servers and Tally's page with reactions last. */
 export function feedRows(runs: readonly FeedRun[]): TableRow[] {
   const tally = (page: number) => runOf(runs, 'tally', page).load.rps;
   const vs = (r: FeedRun) =>
@@ -209,19 +154,15 @@ export function feedRows(runs: readonly FeedRun[]): TableRow[] {
   return [...runs]
     .sort((a, b) => order(a) - order(b))
     .map((r) => ({
-      scenario: r.page === null ? 'feed (floor)' : `feed ${r.page}`,
-      server: r.name,
-      ...r.load,
-      ...redisCells(r.redisAlone, r.redisLoaded),
-      check: QUERIES[r.query].check,
-      vs: vs(r),
+      ...{ scenario: r.page === null ? 'feed (floor)' : `feed ${r.page}`, server: r.name, ...r.load },
+      ...{ ...redisCells(r.redisAlone, r.redisLoaded), check: QUERIES[r.query].check, vs: vs(r) },
     }));
 }
 
 export type RuntimeRun = Awaited<ReturnType<typeof runRuntimeScenario>>[number];
 
 export async function runRuntimeScenario(opts: Options & { binaries: readonly NodeBinary[] }) {
-  const { prepare, timeInRounds } = caseRunner(opts);
+  const { prepare } = caseRunner(opts);
   const servers: ServerHandle[] = [];
   try {
     for (const binary of opts.binaries) servers.push(await startServer('tally', { ...opts.serverEnv, ROLE: 'api' }, binary.path));
@@ -233,12 +174,13 @@ export async function runRuntimeScenario(opts: Options & { binaries: readonly No
         cases.push({ node, binary, ...(await prepare(c, false)) });
       }
     }
-    const timed = await timeInRounds(cases, true);
+    const timed = await timeInRounds(cases, opts.durationS, true);
     return cases.map(({ node, binary, page }, i) => ({ node, binary, page, ...timed[i]! }));
   } finally {
     for (const server of servers) await server.stop();
   }
 }
+
 const byPage = (runs: readonly RuntimeRun[]) =>
   PAGES.map((page) => {
     const [reference, ...others] = runs.filter((r) => r.page === page);
@@ -248,10 +190,7 @@ const byPage = (runs: readonly RuntimeRun[]) =>
 export const runtimeRows = (runs: readonly RuntimeRun[]): TableRow[] =>
   byPage(runs).flatMap(({ page, reference, others }) =>
     [reference, ...others].map((r) => ({
-      scenario: `feed ${page}`,
-      server: `Tally, Node ${r.node}`,
-      ...r.load,
-      check: 'same page',
+      ...{ scenario: `feed ${page}`, server: `Tally, Node ${r.node}`, ...r.load, check: 'same page' },
       vs: r === reference ? 'reference' : `${times(r.load.rps / reference.load.rps)} Node ${reference.node}`,
     })),
   );

@@ -1,18 +1,14 @@
-// Scenario "gateway" (docs/performance.md, "Through a gateway"): a product's page of 20 of its own entities through an
-// Apollo Gateway against the same page from Tally directly, and Tally's cost per `_entities` batch against
-// `entities(type, ids)` of the same entities — Tally as a subgraph, API and worker in processes of their own.
+// Scenario "gateway": a product's page of 20 of its own entities through an Apollo Gateway, and from Tally directly.
 import { isDeepStrictEqual } from 'node:util';
 import { createAuth } from '../../src/auth/jwt.js';
 import { waitFor } from '../../test/support/wait.js';
 import { BENCH_JWT_SECRET, type BenchEnv, tallyEnv } from '../lib/env.js';
-import { gql } from '../lib/httpPost.js';
-import { runLoad, timeInRounds } from '../lib/load.js';
-import { type Ratio, type TableRow, times } from '../lib/report.js';
-import { inBatches, range } from '../lib/seed.js';
+import { gql, redisPerRequest, timeInRounds, warmUp } from '../lib/load.js';
+import { type Ratio, redisCells, type TableRow, times, versus } from '../lib/report.js';
+import { inBatches, range, reactionGroups } from '../lib/seed.js';
 import { type ServerHandle, startDeployment, startServer } from '../lib/servers.js';
-import { redisCells, redisPerRequest, versus } from './feed.js';
 
-const [ENTITIES, USERS, VIEWER, CONNECTIONS, ROUNDS] = [20, 40, 1, 16, 3];
+const [ENTITIES, USERS, VIEWER] = [20, 40, 1];
 const [TYPE, SERVICE_SECRET] = ['article', 'bench-service-0123456789abcdef0123456789'];
 const [ROUND_TRIPS_TARGET, ENTITIES_TARGET] = [1, 0.9];
 const FIELDS = 'id counts { likes favs } myState { liked faved reactions } reactionGroups { content count viewerHasReacted }';
@@ -36,63 +32,38 @@ const CASES = [
 ] as const;
 type CaseId = (typeof CASES)[number]['id'];
 
-/** Who likes, favs and reacts to what: a fixed spread over USERS users, the viewer among them. */
-const truth = (kinds: readonly string[]) =>
-  ids.map((id, i) => {
-    const users = range(1, USERS);
-    const [likers, favers] = [users.filter((u) => (u + i) % 3 === 0), users.filter((u) => (7 * u + i) % 5 === 0)];
-    const reactions = users.filter((u) => (u + 2 * i) % 4 === 0).map((u) => ({ u, content: kinds[(u + i) % kinds.length]! }));
-    const mine = reactions.filter((r) => r.u === VIEWER).map((r) => r.content);
-    const reactionGroups = kinds
-      .map((content) => ({
-        content,
-        count: reactions.filter((r) => r.content === content).length,
-        viewerHasReacted: mine.includes(content),
-      }))
-      .filter((g) => g.count > 0);
-    const myState = { liked: likers.includes(VIEWER), faved: favers.includes(VIEWER), reactions: mine };
-    return { id, counts: { likes: likers.length, favs: favers.length }, myState, reactionGroups, likers, favers, reactions };
-  });
-type Truth = ReturnType<typeof truth>;
-
-/** Every user's likes, favs and reactions through Tally's API, as a client sends them. */
-async function writeTruth(url: string, expected: Truth, tokens: Map<number, string>) {
-  const writes = expected.flatMap((e) => [
-    ...e.likers.map((u) => ({ u, field: `setEntityRelation(input: { type: "${TYPE}", id: "${e.id}", active: true })` })),
-    ...e.favers.map((u) => ({ u, field: `setEntityRelation(input: { type: "${TYPE}", id: "${e.id}", kind: FAV, active: true })` })),
-    ...e.reactions.map(({ u, content }) => ({
-      u,
-      field: `setEntityReaction(input: { type: "${TYPE}", id: "${e.id}", content: "${content}", active: true })`,
-    })),
-  ]);
-  await inBatches(writes, 32, ({ u, field }) => gql(url, `mutation { ${field} { changed } }`, {}, tokens.get(u)));
-}
-
-/** Registers the entities, writes the truth and waits until Tally's counts hold it; the viewer's token and the page expected. */
 async function seed(api: ServerHandle, worker: ServerHandle) {
   const auth = createAuth(BENCH_JWT_SECRET, undefined, SERVICE_SECRET);
   const service = await auth.signService('blog');
-  const entities = ids.map((id) => ({ type: TYPE, id, ownerId: '1', version: '1' }));
-  await gql(
-    api.url,
-    'mutation($e: [EntityRegistration!]!) { registerEntities(input: { entities: $e }) { applied } }',
-    { e: entities },
-    service,
-  );
-  const kinds = (await gql(api.url, '{ reactionKinds { content } }')).data.reactionKinds.map((k: { content: string }) => k.content);
+  const e = ids.map((id) => ({ type: TYPE, id, ownerId: '1', version: '1' }));
+  await gql(api.url, 'mutation($e: [EntityRegistration!]!) { registerEntities(input: { entities: $e }) { applied } }', { e }, service);
+  const { reactionKinds } = (await gql<{ reactionKinds: { content: string }[] }>(api.url, '{ reactionKinds { content } }')).data;
+  const kinds = reactionKinds.map((k) => k.content);
   const tokens = new Map(await Promise.all(range(1, USERS).map(async (u) => [u, await auth.sign(u)] as const)));
-  const expected = truth(kinds);
-  await writeTruth(api.url, expected, tokens);
-  const page = expected.map(({ id, counts, myState, reactionGroups }) => ({ id, counts, myState, reactionGroups }));
+  const [page, writes] = [[] as unknown[], [] as { u: number; field: string }[]];
+  for (const [i, id] of ids.entries()) {
+    const users = range(1, USERS);
+    const [likers, favers] = [users.filter((u) => (u + i) % 3 === 0), users.filter((u) => (7 * u + i) % 5 === 0)];
+    const reactions = users
+      .filter((u) => (u + 2 * i) % 4 === 0)
+      .map((userId) => ({ userId, content: kinds[(userId + i) % kinds.length]! }));
+    const { mine, groups } = reactionGroups(kinds, reactions, VIEWER);
+    const myState = { liked: likers.includes(VIEWER), faved: favers.includes(VIEWER), reactions: mine };
+    page.push({ id, counts: { likes: likers.length, favs: favers.length }, myState, reactionGroups: groups });
+    const entity = `type: "${TYPE}", id: "${id}"`;
+    writes.push(...likers.map((u) => ({ u, field: `setEntityRelation(input: { ${entity}, active: true })` })));
+    writes.push(...favers.map((u) => ({ u, field: `setEntityRelation(input: { ${entity}, kind: FAV, active: true })` })));
+    for (const { userId: u, content } of reactions)
+      writes.push({ u, field: `setEntityReaction(input: { ${entity}, content: "${content}", active: true })` });
+  }
+  await inBatches(writes, 32, ({ u, field }) => gql(api.url, `mutation { ${field} { changed } }`, {}, tokens.get(u)));
   const direct = CASES[1];
-  await waitFor(
-    async () => {
-      await worker.flush();
-      return (await gql(api.url, direct.query, direct.variables, tokens.get(VIEWER))).data.entities;
-    },
-    (got) => isDeepStrictEqual(got, page),
-    { timeoutMs: 60_000, intervalMs: 200, what: "Tally's counts of the written truth" },
-  );
+  const read = async () => {
+    await worker.flush();
+    return (await gql(api.url, direct.query, direct.variables, tokens.get(VIEWER))).data.entities;
+  };
+  const options = { timeoutMs: 60_000, intervalMs: 200, what: "Tally's counts of the written truth" };
+  await waitFor(read, (got) => isDeepStrictEqual(got, page), options);
   return { service, viewer: tokens.get(VIEWER)!, page };
 }
 
@@ -102,11 +73,8 @@ export async function runGatewayScenario({ env, durationS, warmupS }: { env: Ben
   let gateway: ServerHandle | null = null;
   try {
     const { service, viewer, page } = await seed(tally.api, tally.worker);
-    gateway = await startServer('gateway', {
-      BENCH_TALLY_URL: tally.api.url,
-      BENCH_SERVICE_TOKEN: service,
-      BENCH_BLOG_POSTS: String(ENTITIES),
-    });
+    const product = { BENCH_TALLY_URL: tally.api.url, BENCH_SERVICE_TOKEN: service, BENCH_BLOG_POSTS: String(ENTITIES) };
+    gateway = await startServer('gateway', product);
     const urls = { gateway: gateway.url, tally: tally.api.url };
     const headers = { authorization: `Bearer ${viewer}` };
     const prepared = [];
@@ -115,18 +83,15 @@ export async function runGatewayScenario({ env, durationS, warmupS }: { env: Ben
       const rows = (data.posts ?? data.entities ?? data._entities).map(({ title: _, ...row }: { title?: string }) => row);
       if (!isDeepStrictEqual(rows, page)) throw new Error(`${c.name}: not the written truth: ${text}`);
       const body = JSON.stringify({ query: c.query, variables: c.variables });
-      const load = (more: { durationS: number }) =>
-        runLoad({ url: urls[c.via], connections: CONNECTIONS, body, headers, expectBody: text, ...more });
-      await load({ durationS: warmupS });
-      // Tally's Redis round trips per page, one page at a time, whichever process the client talks to: the median
-      // page, since the API's own timers (readiness, erased users) share the connection.
+      const timed = { ...c, label: c.id, url: urls[c.via], body, headers, expectBody: text, settle: tally.api.settle };
+      await warmUp(timed, warmupS);
+      // The median page's round trips, one page at a time: the API's own timers (readiness, erased users) share the connection.
       const pages = [];
       for (let i = 0; i < 21; i++)
-        pages.push(await redisPerRequest(tally.api, () => gql(urls[c.via], c.query, c.variables, viewer).then(() => 1)));
-      const redis = median(pages);
-      prepared.push({ ...c, redis, label: c.id, run: (s: number) => load({ durationS: s }), settle: tally.api.settle });
+        pages.push(await redisPerRequest(tally.api, () => gql(timed.url, c.query, c.variables, viewer).then(() => 1)));
+      prepared.push({ ...timed, redis: median(pages) });
     }
-    const timed = await timeInRounds(prepared, durationS, ROUNDS);
+    const timed = await timeInRounds(prepared, durationS);
     return prepared.map(({ id, name, redis }, i) => ({ id, name, redis, ...timed[i]! }));
   } finally {
     await gateway?.stop();
@@ -134,7 +99,6 @@ export async function runGatewayScenario({ env, durationS, warmupS }: { env: Ben
   }
 }
 
-/** The page whose round trips are the median (the pages' own commands with it). */
 function median(pages: Awaited<ReturnType<typeof redisPerRequest>>[]) {
   const sorted = pages.filter((p) => p !== null).sort((a, b) => a.roundTrips - b.roundTrips || a.commands - b.commands);
   return sorted[Math.floor(sorted.length / 2)] ?? null;
@@ -145,15 +109,11 @@ const runOf = (runs: readonly GatewayRun[], id: CaseId) => runs.find((r) => r.id
 
 export function gatewayRatios(runs: readonly GatewayRun[]): Ratio[] {
   const [through, direct, entities] = [runOf(runs, 'gateway'), runOf(runs, 'direct'), runOf(runs, '_entities')];
+  const label = `Tally Redis round trips per gateway page of ${ENTITIES} entities`;
+  const detail = `${through.redis!.commands.toFixed(1)} commands (the median of 21 pages, one at a time)`;
+  const format = (x: number) => x.toFixed(2);
   return [
-    {
-      label: `Tally Redis round trips per gateway page of ${ENTITIES} entities`,
-      value: through.redis!.roundTrips,
-      format: (x) => x.toFixed(2),
-      target: ROUND_TRIPS_TARGET,
-      atMost: true,
-      detail: `${through.redis!.commands.toFixed(1)} commands (the median of 21 pages, one at a time)`,
-    },
+    { label, value: through.redis!.roundTrips, format, target: ROUND_TRIPS_TARGET, atMost: true, detail },
     versus(`gateway page of ${ENTITIES} / the same page from Tally directly`, through.load, direct.load),
     versus(`Tally _entities batch of ${ENTITIES} / entities(type, ids)`, entities.load, direct.load, ENTITIES_TARGET),
   ];
@@ -161,10 +121,6 @@ export function gatewayRatios(runs: readonly GatewayRun[]): Ratio[] {
 
 export const gatewayRows = (runs: readonly GatewayRun[]): TableRow[] =>
   runs.map((r) => ({
-    scenario: `entities ${ENTITIES}`,
-    server: r.name,
-    ...r.load,
-    ...redisCells(r.redis, null),
-    check: 'written truth',
+    ...{ scenario: `entities ${ENTITIES}`, server: r.name, ...r.load, ...redisCells(r.redis, null), check: 'written truth' },
     vs: r.id === 'direct' ? 'reference' : `${times(r.load.rps / runOf(runs, 'direct').load.rps)} direct`,
   }));

@@ -4,11 +4,10 @@ import { createAuth } from '../../src/auth/jwt.js';
 import { KINDS } from '../../src/domain/kinds.js';
 import { countLikeRows, resetLikeTables } from '../baselines/pgLikes.js';
 import { graphqlReader, measureFreshness, startCountPoller } from '../lib/freshness.js';
-import { firstSight, likeBody, sendAll } from '../lib/load.js';
-import { type Ratio, type TableRow, times } from '../lib/report.js';
-import { USERS, type World } from '../lib/seed.js';
+import { changed, firstSight, likeBody, redisPerRequest, sendAll } from '../lib/load.js';
+import { type Ratio, redisCells, type TableRow, times, versus } from '../lib/report.js';
+import { range, USERS, type World } from '../lib/seed.js';
 import { startServer } from '../lib/servers.js';
-import { redisCells, redisPerRequest, versus } from './feed.js';
 
 const LIKE_CONNECTIONS = 32;
 const WATCH_AFTER_S = 10; // how long after the last acknowledgement the count may take to include every like
@@ -22,7 +21,6 @@ const reactionBody = (postId: number, i: number) => {
   return JSON.stringify({ query: SET_REACTION, variables: { i: { postId: String(postId), content, active: true } } });
 };
 const sumOfGroups = (d: any) => d.post.reactionGroups.reduce((n: number, g: { count: number }) => n + g.count, 0) as number;
-/** The count every write must reach, as a client reads it; of the reactions, the sum of the post's reactionGroups counts. */
 const COUNTS = {
   likes: { query: 'query Count($id: ID!) { post(id: $id) { counts { likes } } }', pick: (d: any) => d.post.counts.likes as number },
   pg: { query: 'query Count($id: ID!) { likeCount(postId: $id) }', pick: (d: any) => d.likeCount as number },
@@ -47,11 +45,7 @@ export async function runLikeScenario(opts: { serverEnv: Record<string, string>;
   const tokens: string[] = [];
   for (let id = 1; id <= n; id++) tokens.push(world.tokens.get(id) ?? (await auth.sign(id)));
   // A hot post is liked in no particular order (a fixed seed: the same order everywhere).
-  const order = shuffled(
-    tokens.map((token, i) => ({ token, i })),
-    random(8),
-  );
-  /** Likes (or reactions) of `postId` by users 1..N in that order; the warm-up's, not timed, by users 1..USERS on another post. */
+  const order = shuffled(range(0, n), random(8)).map((i) => ({ token: tokens[i]!, i }));
   const measure = async ({ name, kind, env, count, react }: (typeof RUNS)[number]) => {
     const [postId, body] = react ? [reactionPostId, reactionBody] : [hotPostId, (p: number) => likeBody(p)];
     const likes = order.map(({ token, i }) => ({ body: body(postId, i), token }));
@@ -68,7 +62,7 @@ export async function runLikeScenario(opts: { serverEnv: Record<string, string>;
       let load!: Awaited<ReturnType<typeof sendAll>>;
       // Tally: the API connection's round trips and commands per like (the poller's reads go through it too).
       const acknowledged = (body: string) => {
-        if (body.includes('"changed":true')) acks.push(performance.now());
+        if (changed(body)) acks.push(performance.now());
       };
       const redisLoaded = await redisPerRequest(server, async () => {
         load = await sendAll(server.url, likes, LIKE_CONNECTIONS, acknowledged);
@@ -103,12 +97,10 @@ export async function runLikeScenario(opts: { serverEnv: Record<string, string>;
 
 export function likeRatios(runs: readonly LikeRun[]): Ratio[] {
   const [tally, reactions, pg, pgAsync] = runs; // in RUNS order
+  const format = (x: number) => ms(Number.isFinite(x) ? x : null);
+  // Likes never seen in the count are infinitely stale.
   const freshness = (label: string, { freshness: f }: LikeRun): Ratio => ({
-    label,
-    value: f.p99Ms ?? Infinity, // likes never seen in the count are infinitely stale
-    format: (x) => ms(Number.isFinite(x) ? x : null),
-    target: FRESHNESS_P99_TARGET_MS,
-    atMost: true,
+    ...{ label, value: f.p99Ms ?? Infinity, format, target: FRESHNESS_P99_TARGET_MS, atMost: true },
     detail: `ack -> count includes it, p50 ${ms(f.p50Ms)}, max ${ms(f.maxMs)}; polled every ≥${f.pollIntervalMs} ms (mean ${f.meanPollIntervalMs} ms, read p99 ${ms(f.pollLatencyP99Ms)}); PostgreSQL p99 ${ms(pg!.freshness.p99Ms)}`,
   });
   return [
@@ -123,10 +115,7 @@ export function likeRatios(runs: readonly LikeRun[]): Ratio[] {
 
 export const likeRows = (runs: readonly LikeRun[], likes: number, pg = runs[2]!): TableRow[] =>
   runs.map((r) => ({
-    scenario: 'hot post',
-    server: r.name,
-    ...r.load,
-    ...redisCells(null, r.redisLoaded),
+    ...{ scenario: 'hot post', server: r.name, ...r.load, ...redisCells(null, r.redisLoaded) },
     check: `${r.exact ? 'exact' : 'NOT EXACT'} ${r.finalCount}/${likes}, fresh p50 ${ms(r.freshness.p50Ms)} p99 ${ms(r.freshness.p99Ms)}`,
     vs: r === pg ? 'baseline' : `${times(r.load.rps / pg.load.rps)} PostgreSQL`,
   }));

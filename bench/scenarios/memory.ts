@@ -1,4 +1,4 @@
-// Scenario "memory" (docs/performance.md, "The bench" and "Memory"): fixed-seed data sets (post id -> likers in arrival order).
+// Scenario "memory": Redis bytes per relation and per counted entity on fixed-seed data sets (post id -> likers in arrival order).
 import { Redis } from 'ioredis';
 import { random, shuffled } from '../../prisma/random.js';
 import { packCounters } from '../../src/counters/packedCounters.js';
@@ -11,32 +11,29 @@ import { createKeys } from '../../src/redis/keys.js';
 import { type ScriptedRedis, withScripts } from '../../src/redis/luaScripts.js';
 import { createRelationStore } from '../../src/relations/relationStore.js';
 import { intSetting } from '../lib/env.js';
-import { redisSettings } from '../lib/machine.js';
-import { columns, type Ratio, ratioLine, times } from '../lib/report.js';
+import { columns, type Ratio, ratioLine, redisSettings, times } from '../lib/report.js';
 import { inGroups, range } from '../lib/seed.js';
 
 const PARTITIONS = 16; // Tally's default; it only sets the width of the `{pN}` tags in key names
 const CHUNK_IDS = 32_768; // schema v1's chunk (docs/design.md "Relation storage")
 const POST_BATCH = 20; // posts written, measured and deleted at once (bounds what the sparse plain bitmaps take)
-const COUNTED_ENTITIES = 100_000;
-const SLOTS = 1024; // entities per fixed-slot string
+const [COUNTED_ENTITIES, SLOTS] = [100_000, 1024]; // SLOTS: entities per fixed-slot string
 const BYTES_PER_RELATION_TARGET = 10; // issue 8, sparse and long tail; dense: at most the plain bitmap
 const REDIS_SETTINGS = ['hash-max-listpack-entries', 'hash-max-listpack-value', 'set-max-intset-entries'];
 const LIKE = POST_RELATIONS.LIKE;
 const keys = createKeys('', PARTITIONS);
 const post = (id: number) => ({ type: POST, id });
 
-/** Post id -> its users in arrival order, user j setting `kinds[j % kinds.length]` (a like without `kinds`); `versus`: the data set its bytes per post are compared with. */
+/** User j sets `kinds[j % kinds.length]` (a like without `kinds`); `versus`: the data set its bytes per post are compared with. */
 type DataSet = { name: string; description: string; likers: Map<number, number[]>; kinds?: readonly Relation[]; versus?: string };
 
-/** `count` distinct ids from `draw`, in drawing order. */
 function distinct(count: number, draw: () => number): number[] {
   const ids = new Set<number>();
   while (ids.size < count) ids.add(draw());
   return [...ids];
 }
 
-const dense = (n: number): DataSet => ({
+const dense = (n: number) => (): DataSet => ({
   name: `dense ${n.toLocaleString('en-US')}`,
   description: `users 1..${n} (one 32,768-id chunk) like one post, in random order`,
   likers: new Map([[1, shuffled(range(1, n), random(n))]]),
@@ -59,7 +56,6 @@ function longTail(): DataSet {
   };
 }
 
-/** 1,000 posts, each with one relation of every kind in `kinds` by as many users among 10^7 ids (the same users in every such set). */
 const perPost = (name: string, kinds: readonly Relation[], versus?: string) => (): DataSet => {
   const rand = random(1_000);
   const likers = new Map(range(1, 1000).map((post) => [post, distinct(kinds.length, () => 1 + Math.floor(rand() * 1e7))]));
@@ -68,14 +64,13 @@ const perPost = (name: string, kinds: readonly Relation[], versus?: string) => (
 };
 
 /** Each data set, built when its turn comes (the long tail alone holds ~10^5 ids). */
-export const DATA_SETS = [
-  ...[() => dense(100), () => dense(5_000), () => dense(32_000), sparse, longTail],
+const DATA_SETS = [
+  ...[dense(100), dense(5_000), dense(32_000), sparse, longTail],
   ...[perPost('one like', [LIKE]), perPost('one reaction', [KINDS.reaction('HEART')!], 'one like')],
   ...[perPost('eight likes', Array(8).fill(LIKE)), perPost('eight reactions', KINDS.reactions, 'eight likes')],
 ];
 
 type Facts = [id: number, relation: Relation, userIds: number[]];
-/** A data set's relations, one entry per post and kind. */
 const factsOf = ({ likers, kinds = [LIKE] }: DataSet): Facts[] =>
   [...likers].flatMap(([id, users]) =>
     [...new Set(kinds)].map((kind): Facts => [id, kind, users.filter((_, j) => kinds[j % kinds.length] === kind)]),
@@ -83,19 +78,16 @@ const factsOf = ({ likers, kinds = [LIKE] }: DataSet): Facts[] =>
 
 type Pipeline = ReturnType<Redis['pipeline']>;
 type Memory = { bytes: number; keys: Record<string, number> };
+type Write<T> = (p: Pipeline, item: T) => void;
 
-type Layout<T> = [name: string, write: (p: Pipeline, item: T) => void];
-
-/** A whole relation in one key, named like Tally's keys, its user ids added 1,000 per command. */
 const wholeRelation =
-  (add: (p: Pipeline, key: string, userIds: number[]) => void): Layout<Facts>[1] =>
+  (add: (p: Pipeline, key: string, userIds: number[]) => void): Write<Facts> =>
   (p, [id, relation, userIds]) => {
     const key = `rel:${keys.partitionTag(keys.partitionOf(post(id)))}:${keys.relationBase(relation.name, post(id))}`;
     for (const group of inGroups(userIds, 1000)) add(p, key, group);
   };
 
-/** What Tally's relations are compared with (each writes one post's likes), by their table column. */
-const RELATION_LAYOUTS: Record<string, Layout<Facts>> = {
+const RELATION_LAYOUTS: Record<string, [string, Write<Facts>]> = {
   plainBitmap: [
     'plain bitmap',
     (p, [id, { name }, userIds]) => {
@@ -109,10 +101,9 @@ const RELATION_LAYOUTS: Record<string, Layout<Facts>> = {
   hash: ['HASH', wholeRelation((p, key, group) => p.hset(key, ...group.flatMap((u) => [u, 1])))],
 };
 
-/** The layouts of counted entities (each writes one entity's counters), by their description. */
-function entityLayouts(counters: number[][]): Record<string, Layout<number>> {
+function entityLayouts(counters: number[][]): Record<string, [string, Write<number>]> {
   const packed = (id: number) => packCounters(counters[id - 1]!);
-  const slotKey = (id: number) => `cnt:post:${Math.floor(id / SLOTS)}`;
+  const [slotKey, slot] = [(id: number) => `cnt:post:${Math.floor(id / SLOTS)}`, (id: number) => (id % SLOTS) * 20];
   const presized = new Set<string>();
   return {
     packed: ["packed string per entity (Tally's cnt:, 20 bytes)", (p, id) => p.set(keys.counters(post(id)), packed(id))],
@@ -126,7 +117,7 @@ function entityLayouts(counters: number[][]): Record<string, Layout<number>> {
     ],
     slotString: [
       'fixed-slot string: 1,024 entities per key, SETRANGE (id % 1024) * 20',
-      (p, id) => p.setrange(slotKey(id), (id % SLOTS) * 20, packed(id)),
+      (p, id) => p.setrange(slotKey(id), slot(id), packed(id)),
     ],
     // SETRANGE grows a string as appends do (to twice the length asked); one SET at full length allocates that length.
     slotStringPresized: [
@@ -134,13 +125,12 @@ function entityLayouts(counters: number[][]): Record<string, Layout<number>> {
       (p, id) => {
         if (!presized.has(slotKey(id))) p.set(slotKey(id), Buffer.alloc(SLOTS * 20), 'NX');
         presized.add(slotKey(id));
-        p.setrange(slotKey(id), (id % SLOTS) * 20, packed(id));
+        p.setrange(slotKey(id), slot(id), packed(id));
       },
     ],
   };
 }
 
-/** Adds up MEMORY USAGE (all elements sampled) of the keys matching `patterns`, counted by `kindOf` (default OBJECT ENCODING); empties the database. */
 async function measure(redis: Redis, into: Memory, patterns = ['*'], kindOf?: (key: string) => string) {
   const names: string[] = [];
   for (const match of patterns) for await (const batch of redis.scanStream({ match, count: 1000 })) names.push(...(batch as string[]));
@@ -152,8 +142,7 @@ async function measure(redis: Redis, into: Memory, patterns = ['*'], kindOf?: (k
   return into;
 }
 
-/** Each batch written (`perPipeline` items to a pipeline), measured and deleted in turn. */
-async function layoutMemory<T>(redis: Redis, batches: T[][], perPipeline: number, write: Layout<T>[1]): Promise<Memory> {
+async function layoutMemory<T>(redis: Redis, batches: T[][], perPipeline: number, write: Write<T>): Promise<Memory> {
   const memory = { bytes: 0, keys: {} };
   for (const batch of batches) {
     for (const group of inGroups(batch, perPipeline)) {
@@ -166,7 +155,6 @@ async function layoutMemory<T>(redis: Redis, batches: T[][], perPipeline: number
   return memory;
 }
 
-/** Tally's facts, written the way a like writes them (its keys counted by kind). */
 async function measureTally(redis: Redis & ScriptedRedis, set: DataSet): Promise<Memory> {
   const store = createRelationStore(redis, keys);
   await createReadiness(redis, keys).markAllReady(); // a whole deployment, as after its first start
@@ -185,9 +173,9 @@ async function measureTally(redis: Redis & ScriptedRedis, set: DataSet): Promise
 async function measureRelations(redis: Redis & ScriptedRedis, set: DataSet) {
   const relations = [...set.likers.values()].reduce((n, ids) => n + ids.length, 0);
   const layouts: Record<string, Memory> = { tally: await measureTally(redis, set) };
-  for (const [layout, [, write]] of Object.entries(RELATION_LAYOUTS)) {
-    layouts[layout] = await layoutMemory(redis, inGroups(factsOf(set), POST_BATCH), POST_BATCH, write);
-  }
+  const batches = inGroups(factsOf(set), POST_BATCH);
+  for (const [layout, [, write]] of Object.entries(RELATION_LAYOUTS))
+    layouts[layout] = await layoutMemory(redis, batches, POST_BATCH, write);
   const perRelation = Object.fromEntries(Object.entries(layouts).map(([l, m]) => [l, { ...m, perRelation: m.bytes / relations }]));
   // The packed counters a flush writes for these facts (each post's string ends at its last non-zero slot).
   const slots = new Map([...set.likers.keys()].map((id) => [id, Array<number>(COUNTER_SLOTS).fill(0)]));
@@ -200,8 +188,7 @@ async function measureRelations(redis: Redis & ScriptedRedis, set: DataSet) {
 
 async function measureEntities(redis: Redis) {
   const rand = random(COUNTER_SLOTS);
-  // Plausible magnitudes of an entity's five counters (reads >> likes >> favs...).
-  const scale = [20_000, 2_000, 300, 100, 50];
+  const scale = [20_000, 2_000, 300, 100, 50]; // plausible magnitudes of an entity's five counters (reads >> likes >> favs...)
   const counters = range(0, COUNTED_ENTITIES).map(() => range(0, COUNTER_SLOTS).map((i) => Math.floor(scale[i]! * rand() ** 3)));
   const results = [];
   for (const [layout, [description, write]] of Object.entries(entityLayouts(counters))) {
@@ -211,12 +198,10 @@ async function measureEntities(redis: Redis) {
   return results;
 }
 
-/** The Redis database the scenario uses. */
 export const memoryDb = () => intSetting('BENCH_MEMORY_DB', 15, 10_000, 0);
 
 export type MemoryResults = Awaited<ReturnType<typeof runMemoryScenario>>;
 
-/** Measures every layout on every data set in Redis database `db`, which must be empty, and empties it again. */
 export async function runMemoryScenario(opts: { redisUrl: string; db: number; log: (line: string) => void }) {
   const redis = withScripts(new Redis(opts.redisUrl, { db: opts.db, enableAutoPipelining: true }));
   const held = await redis.dbsize();
