@@ -1,4 +1,6 @@
 // The bench's one seeding path: Tally's own commands (as an operator's, as `npm run seed` uses them), users in bulk SQL.
+
+import { Redis } from 'ioredis';
 import { random, shuffled } from '../../prisma/random.js';
 import { createApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
@@ -9,7 +11,7 @@ import { createPersistedMarks } from '../../src/events/caughtUp.js';
 import { createApi } from '../../src/process/api.js';
 import { openParts } from '../../src/process/parts.js';
 import type { RedisClient } from '../../src/redis/client.js';
-import type { Keys } from '../../src/redis/keys.js';
+import { createKeys, type Keys } from '../../src/redis/keys.js';
 import { waitFor } from '../../test/support/wait.js';
 
 export const USERS = 1000;
@@ -21,6 +23,12 @@ export const inGroups = <T>(items: readonly T[], size: number) =>
   Array.from({ length: Math.ceil(items.length / size) }, (_, i) => items.slice(i * size, (i + 1) * size));
 export async function inBatches<T>(items: readonly T[], width: number, work: (item: T) => Promise<unknown>) {
   for (const group of inGroups(items, width)) await Promise.all(group.map(work));
+}
+
+/** A deployment's config, key names and a Redis connection, as its servers see them (they get this process's environment under theirs). */
+export function deploymentRedis(serverEnv: Record<string, string>) {
+  const config = loadConfig({ ...process.env, ...serverEnv });
+  return { config, keys: createKeys(config.redisKeyPrefix, config.partitions), redis: new Redis(serverEnv.REDIS_URL!) };
 }
 
 export async function waitUntilPersisted(redis: RedisClient, keys: Keys, timeoutMs = 300_000): Promise<void> {

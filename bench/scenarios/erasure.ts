@@ -1,16 +1,13 @@
 // Scenario "account erasure": its open-loop load, phases and latencies, its table and its target, "no slower than noise".
 import os from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Redis } from 'ioredis';
 import pg from 'pg';
-import { loadConfig } from '../../src/config.js';
-import { createKeys } from '../../src/redis/keys.js';
 import { type BenchEnv, intSetting, tallyEnv } from '../lib/env.js';
 import { percentile } from '../lib/freshness.js';
 import { changed, gql, likeBody, type RequestRecord, startOpenLoop } from '../lib/load.js';
 import { cpuBetween, readCpu } from '../lib/procStats.js';
 import { columns } from '../lib/report.js';
-import { inBatches, waitUntilPersisted } from '../lib/seed.js';
+import { deploymentRedis, inBatches, waitUntilPersisted } from '../lib/seed.js';
 import { startDeployment } from '../lib/servers.js';
 import { checkCounts, countsExact, type ErasureWorld, LOAD_USERS, seedErasureWorld, VICTIM, victimLeft } from './erasureWorld.js';
 
@@ -94,10 +91,7 @@ export const erasureSettings = () => ({
 
 export async function runErasureScenario({ env, settings, log }: Options) {
   const serverEnv = tallyEnv(env);
-  // As the servers see it: startServer gives them this process's environment under theirs.
-  const config = loadConfig({ ...process.env, ...serverEnv });
-  const keys = createKeys(config.redisKeyPrefix, config.partitions);
-  const redis = new Redis(serverEnv.REDIS_URL!);
+  const { config, keys, redis } = deploymentRedis(serverEnv);
   const db = new pg.Pool({ connectionString: env.databaseUrl, max: 4 });
   // Every change persisted and flushed into the counters.
   const settle = () => waitUntilPersisted(redis, keys).then(() => sleep(2 * config.flushIntervalMs + 1000));
