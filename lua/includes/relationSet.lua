@@ -76,11 +76,6 @@ local function lowerBound(list, value)
   return lo
 end
 
-local function contains(list, value)
-  local i = lowerBound(list, value)
-  return i <= size(list) and valueAt(list, i) == value
-end
-
 -- Byte offset in `s` just before the value at position i.
 local function before(list, i) return 1 + (i - 1) * list.w end
 

@@ -44,12 +44,6 @@ export interface ViewerStateKey {
   kinds: readonly Relation[];
 }
 
-/**
- * The viewer's state per (entity, kinds): one call per entity type in the batch, on every
- * entity asked and the union of the kinds asked (each kind costs Redis a lookup per entity,
- * so a page that shows `liked` alone asks about the like alone). An entity's state may hold
- * more kinds than its key asked.
- */
 // The kinds of a key are one of a few shared lists (a selection's, a type's reactions): each is
 // spelled once, not once per entity of a page.
 const kindsKeys = new WeakMap<readonly Relation[], string>();
@@ -62,6 +56,12 @@ function kindsKey(kinds: readonly Relation[]): string {
   return key;
 }
 
+/**
+ * The viewer's state per (entity, kinds): one call per entity type in the batch, on every
+ * entity asked and the union of the kinds asked (each kind costs Redis a lookup per entity,
+ * so a page that shows `liked` alone asks about the like alone). An entity's state may hold
+ * more kinds than its key asked.
+ */
 function viewerStateLoader(deps: ApiDeps, viewer: Viewer | null, cache: boolean) {
   async function statesOf(userId: number, type: string, keys: readonly ViewerStateKey[]): Promise<Map<number, ViewerState>> {
     // Keys share a few kinds lists: their union, not every key's kinds one by one.
