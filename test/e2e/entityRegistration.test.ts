@@ -6,6 +6,7 @@ import { SERVICE_AUDIENCE } from '../../src/auth/jwt.js';
 import { packCounters } from '../../src/counters/packedCounters.js';
 import { FAV, LIKE } from '../../src/domain/relations.js';
 import { errorCodes, type GraphQLResponse, startTestApp, TEST_JWT_SECRET, type TestApp } from '../support/app.js';
+import { waitForPersister } from '../support/settle.js';
 import { waitFor } from '../support/wait.js';
 
 // The registry is built from the process's settings at import: set them before anything loads it.
@@ -336,12 +337,9 @@ describe('bookmarks of entities a product owns', () => {
     expect((await bookmark(owner, 'bm-2', false)).data.setEntityBookmark.changed).toBe(true);
     await remove([{ type: 'comment', id: 'bm-4', version: '2' }]);
 
-    // Lists are read from PostgreSQL: once the fact persister wrote the bookmarks.
-    await waitFor(
-      () => t.app.db.relationFact.count({ where: { userId: 401, kind: 'bookmark', active: true } }),
-      (n) => n === 3,
-      { what: 'the bookmarks persisted' },
-    );
+    // Lists are read from PostgreSQL: once the fact persister wrote every change above (a count
+    // of 3 active bookmarks is also reached before bm-2's removal is written).
+    await waitForPersister(t);
     const first = await t.gql(LIST, { type: 'comment', first: 1 }, { token: owner });
     expect(first.errors).toBeUndefined();
     expect(first.data.entityBookmarks.edges.map((e: any) => e.node)).toEqual([{ __typename: 'Comment', id: 'bm-3' }]);
