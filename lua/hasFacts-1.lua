@@ -20,16 +20,16 @@ local tags = {}
 for i = 5, #ARGV, 2 do tags[ARGV[i]] = true end
 readPartitions(ARGV[1], tags)
 local bases = {}
-local reply = {}
+local ready = {}
 for i = 5, #ARGV, 2 do
   local tag, entity = ARGV[i], ARGV[3] .. ':' .. ARGV[i + 1]
-  reply[#reply + 1] = entityReady(ARGV[1], tag, entity) and 1 or 0
+  ready[#ready + 1] = entityReady(ARGV[1], tag, entity) and 1 or 0
   for _, name in ipairs(names) do bases[#bases + 1] = tag .. ':' .. name .. ':' .. entity end
 end
 local members = hasMembers(ARGV[1], bases, tonumber(ARGV[2]))
-local out = {}
-for e, isReady in ipairs(reply) do
-  out[#out + 1] = isReady
-  for m = 1, #names do out[#out + 1] = members[(e - 1) * #names + m] and 1 or 0 end
+local reply = {}
+for e, isReady in ipairs(ready) do
+  reply[#reply + 1] = isReady
+  for m = 1, #names do reply[#reply + 1] = members[(e - 1) * #names + m] and 1 or 0 end
 end
-return out
+return reply
