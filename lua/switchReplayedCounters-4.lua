@@ -7,7 +7,8 @@
   to `applied`; so the switched value is the replayed sum, plus the events in
   (replayedThrough, applied], minus those in (applied, replayedThrough] (the aggregator will
   still deliver those). The entity's aggregation hash and rebuild watermark are dropped:
-  after the switch its counters hold every event up to `applied`, no more, no less.
+  after the switch its counters hold every event up to `applied`, no more, no less. Its view
+  slots, which no event moves, are kept (includes/packedCounters: keepViews).
 
   Input:
     KEYS[1] replayed entities (set)   rpl:{pN}:entities
@@ -54,6 +55,7 @@ for _, entity in ipairs(entities) do
   for i = 1, #replayed, 2 do v[tonumber(replayed[i]) + 1] = tonumber(replayed[i + 1]) end
   for slot, delta in pairs(wanted[entity]) do v[slot + 1] = (v[slot + 1] or 0) + delta end
   for slot, count in pairs(v) do v[slot] = clampCount(count) end
+  keepViews(v, ARGV[4] .. entity, ARGV[5] .. entity)
   rcall('SET', ARGV[4] .. entity, packCounters(v))
   rcall('DEL', ARGV[5] .. entity, ARGV[3] .. entity)
   rcall('HDEL', KEYS[4], entity)

@@ -1,10 +1,11 @@
 // Every setting Tally reads from the environment, validated once at start so a bad value
 // fails fast with a message naming the variable (docs/operations.md lists them all).
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Budget, BudgetName } from './domain/budgets.js';
 import { type OwnerTypeSpec, parseEntityTypes } from './domain/entityTypes.js';
 import { DEFAULT_REACTIONS, type KindRules, parseReactions, type Reaction } from './domain/relations.js';
+import type { ViewRules } from './domain/views.js';
 
 export type Role = 'all' | 'api' | 'worker';
 export type EventLogKind = 'redis' | 'kafka';
@@ -114,6 +115,8 @@ export interface Config {
   userVerifySample: number;
   /** Per-client budgets (src/limits/rateLimiter.ts): a burst of `capacity`, refilled over `windowMs`. */
   rateLimits: Record<BudgetName, Budget>;
+  /** How views are counted (VIEW_WINDOW_MS, VIEWS_ANONYMOUS, VIEWS_COUNT_AUTHOR, VIEWS_EXACT_UP_TO, VIEW_DIGEST_SECRET). */
+  views: ViewRules;
   /** Proxies in front of Tally whose X-Forwarded-For entries are trusted (0: the peer's address). */
   trustProxyHops: number;
   /** Abuse limits on GraphQL documents and requests. */
@@ -437,6 +440,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       listPages: budget('RATE_LIMIT_LIST_PAGES', 200, 'RATE_LIMIT_LIST_PAGES_WINDOW_MS', 10_000),
       // About one 100-post feed page a second per address, or five queries at MAX_QUERY_COST per 10 s.
       reads: budget('RATE_LIMIT_READS', 100_000, 'RATE_LIMIT_READS_WINDOW_MS', 10_000),
+      // A page of 20 posts every two seconds, a minute long.
+      views: budget('RATE_LIMIT_VIEWS', 600, 'RATE_LIMIT_VIEWS_WINDOW_MS', 60_000),
+    },
+    views: {
+      windowMs: integer('VIEW_WINDOW_MS', 3_600_000, 1000, 30 * 86_400_000),
+      anonymous: oneOf('VIEWS_ANONYMOUS', ['off', 'address'], 'off'),
+      countAuthor: flag('VIEWS_COUNT_AUTHOR', false),
+      exactUpTo: integer('VIEWS_EXACT_UP_TO', 1000, 1, 100_000),
+      digestSecret: env.VIEW_DIGEST_SECRET || createHash('sha256').update(`tally views:${jwtSecret}`).digest('base64url'),
     },
     trustProxyHops: integer('TRUST_PROXY_HOPS', 0, 0, 10),
     limits: {

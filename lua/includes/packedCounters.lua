@@ -1,5 +1,5 @@
--- Packed counters: an entity's counters as one string of uint32 big-endian slots (slot 0 read,
--- 1 like, 2 fav, 3 comment, 4 repost, then the further slots of src/domain/relations.ts). A
+-- Packed counters: an entity's counters as one string of uint32 big-endian slots (slot 0 views,
+-- 1 like, 2 fav, 3 distinct viewers, 4 repost, then the further slots of src/domain/relations.ts). A
 -- string holds at least BASE_SLOTS and ends at its last non-zero slot; slots past its end read
 -- as 0, so a kind registered later needs no migration of what is stored.
 local BASE_SLOTS = 5
@@ -32,4 +32,17 @@ local function clampCount(n)
   if n < 0 then return 0 end
   if n > UINT32_MAX then return UINT32_MAX end
   return n
+end
+
+--- @include "includes/viewSlots"
+
+-- Views are counted outside the facts and the event log (lua/addViews-1.lua): counters rebuilt
+-- from either take the entity's view slots as they stand, plus the view deltas still pending
+-- in its aggregation hash (which the rebuild drops).
+local function keepViews(v, countersKey, aggKey)
+  local old = unpackCounters(redis.call('GET', countersKey)) or {}
+  for _, slot in pairs(VIEW_SLOT) do
+    local pending = tonumber(redis.call('HGET', aggKey, slot)) or 0
+    v[slot + 1] = clampCount((old[slot + 1] or 0) + pending)
+  end
 end

@@ -5,10 +5,12 @@
 -- and then letting those events through would count them twice. So, in this same atomic
 -- step, we read the newest outbox id and store it as the entity's watermark; the aggregator
 -- (applyCounterBatch) skips this entity's events at or below it. Pending deltas in the
--- aggregation hash come from events already applied, which the facts include too: dropped.
+-- aggregation hash come from events already applied, which the facts include too: dropped
+-- (the views' are kept with the view slots: keepViews).
 -- Needs includes: positions, packedCounters, relationSet, countFromFacts, outbox.
 local function rebuildFromFacts(entity, keys, facts, relations)
   local v = countersFromFacts(facts, entity, relations)
+  keepViews(v, keys.counters, keys.agg)
   local newest = newestEventId(keys.outbox)
   local applied = redis.call('HGET', keys.aggState, 'event')
   if newest and comparePositions(applied, newest) < 0 then

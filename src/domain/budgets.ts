@@ -17,5 +17,7 @@ export const BUDGETS = {
   listPages: 'listPages',
   /** What anonymous queries cost (src/graphql/cost.ts), in cost points, per address. */
   reads: 'reads',
+  /** Views recorded (recordViews: one token per id), per user or anonymous address. */
+  views: 'views',
 } as const;
 export type BudgetName = keyof typeof BUDGETS;

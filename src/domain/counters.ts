@@ -7,8 +7,17 @@ export const COUNTER_SLOTS = 5;
 /** And at most this many (MAX_SLOTS there): the post slots and every registered kind's. */
 export const MAX_COUNTER_SLOTS = 64;
 
-/** A post's counter slots. */
-export const POST_SLOTS = { read: 0, like: 1, fav: 2, comment: 3, repost: 4 } as const;
+/**
+ * A post's counter slots. `read` counts views and `viewers` estimates the distinct viewers
+ * (src/services/views.ts); slot 3 was reserved for comments, which are entities of their own now.
+ */
+export const POST_SLOTS = { read: 0, like: 1, fav: 2, viewers: 3, repost: 4 } as const;
+
+/**
+ * The slots views move (lua/addViews-1.lua). Neither the facts nor the event log count them:
+ * counters rebuilt from either keep these as they stand (includes/packedCounters: keepViews).
+ */
+export const VIEW_SLOTS = { total: POST_SLOTS.read, unique: POST_SLOTS.viewers } as const;
 
 /** A user's counters, in counter slot order. */
 export const USER_COUNTERS = ['followings', 'followers', 'posts', 'likesReceived', 'favsReceived'] as const;

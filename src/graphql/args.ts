@@ -25,7 +25,7 @@ export function parseIds(raw: readonly string[], argumentName = 'ids'): number[]
   return raw.map((id) => parseId(id, argumentName));
 }
 
-/** 1 to `max` ids to watch (subscriptions): none would never push, so it is an error too. */
+/** 1 to `max` ids to watch (subscriptions) or record views of: none would do nothing, so it is an error too. */
 export function parseWatchedIds(raw: readonly string[], argumentName: string, max: number): number[] {
   if (raw.length === 0 || raw.length > max) {
     throw badInput(`${argumentName} takes 1 to ${max} ids, got ${raw.length}`, { argumentName });

@@ -11,7 +11,13 @@ import { createScripts, type ScriptedRedis } from '../redis/scripts.js';
 /** Who is charged: a user, or an anonymous client by address. */
 export type Client = { userId: number } | { address: string };
 
-const DESCRIBED: Record<BudgetName, string> = { changes: 'changes', writes: 'writes', listPages: 'list pages', reads: 'query cost points' };
+const DESCRIBED: Record<BudgetName, string> = {
+  changes: 'changes',
+  writes: 'writes',
+  listPages: 'list pages',
+  reads: 'query cost points',
+  views: 'views',
+};
 
 export function createRateLimiter(deps: {
   redis: ScriptedRedis;

@@ -10,10 +10,12 @@ import { createCursorCodec } from '../graphql/cursor.js';
 import { createRateLimiter } from '../limits/rateLimiter.js';
 import { createDurableReads } from '../recovery/durableReads.js';
 import type { RedisClient } from '../redis/client.js';
+import { createScripts } from '../redis/scripts.js';
 import { announcementChannels, createAnnouncements } from '../services/announcements.js';
 import { chargeTo, free } from '../services/charges.js';
 import { createCommands } from '../services/commands.js';
 import { createErasedUsers } from '../services/erasedUsers.js';
+import { createViewerDigests } from '../services/viewerDigests.js';
 import { createVisibility } from '../services/visibility.js';
 import type { Parts } from './parts.js';
 
@@ -91,6 +93,11 @@ export function createApi(parts: Parts, options: ApiOptions = {}) {
       userCounters: counters.users,
       relations,
       charge: options.operator ? free : chargeTo(rateLimiter),
+      scripts: createScripts(redis, keys),
+      keys,
+      viewRules: config.views,
+      viewerDigests: createViewerDigests(config.views.digestSecret),
+      chargeViews: options.operator ? async () => {} : (client, views) => rateLimiter.takeAll('views', client, views),
     }),
   };
   return {

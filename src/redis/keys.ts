@@ -79,6 +79,8 @@ export function createKeys(prefix: string, partitions: number) {
     // Prefixes for keys a script builds per entity (`<prefix><type>:<id>`).
     aggPrefix: (n: number) => `${prefix}agg:${p(n)}:${SCHEMA}:`,
     countersPrefix: (n: number) => `${prefix}cnt:${p(n)}:${SCHEMA}:`,
+    /** Prefix of the entities' sketches of distinct viewers (lua/addViews-1.lua). */
+    viewersPrefix: (n: number) => `${prefix}vu:${p(n)}:${SCHEMA}:`,
     /** The partition's hash tag: scripts name an entity's relation keys from it (includes/relationSet.lua). */
     partitionTag: (n: number) => p(n),
     /** Entities whose counters the flush pass in progress changed: pushed when it completes. */
@@ -132,6 +134,10 @@ export function createKeys(prefix: string, partitions: number) {
     userCountersVersion: (userId: number) => `${prefix}ucntv:${u(userPartition(userId, partitions))}:${userId}`,
     /** The user's token bucket for one budget (src/limits/rateLimiter.ts). */
     rateLimit: (budget: string, userId: number) => `${prefix}rl:${u(userPartition(userId, partitions))}:${budget}:${userId}`,
+    /** When each of a user's views last counted, for one window (lua/claimViews-1.lua), in the user's slot. */
+    viewWindow: (userId: number) => `${prefix}vw:${u(userPartition(userId, partitions))}:${userId}`,
+    /** The same for an anonymous client, by a digest of its address. */
+    addressViewWindow: (digest: string) => `${prefix}vwa:${digest}`,
     /** An anonymous client's token bucket for one budget, by its address. */
     addressRateLimit: (budget: string, address: string) => `${prefix}rlip:${budget}:${address}`,
     /** The WebSocket connections a client (`u:<id>` or `a:<address>`) holds, every API process's (src/live/socketLeases.ts). */

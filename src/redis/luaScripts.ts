@@ -1,8 +1,9 @@
 // Loads lua/<name>-<keys>.lua once, inlines `--- @include "includes/x"` lines (and the
-// generated includes/keyNames), and registers each script on a connection with defineCommand
+// generated includes/keyNames and includes/viewSlots), and registers each script on a connection with defineCommand
 // (EVALSHA, falling back to EVAL). The typed calls are in src/redis/scripts.ts.
 import { readdirSync, readFileSync } from 'node:fs';
 import type { Cluster, Redis } from 'ioredis';
+import { VIEW_SLOTS } from '../domain/counters.js';
 import { projectPath } from '../paths.js';
 import { LUA_KEY_NAMES } from './keys.js';
 
@@ -16,11 +17,16 @@ const keyNamesLua = () =>
     .map(([kind, spelling]) => `${kind} = '${spelling}'`)
     .join(', ')} }\n`;
 
+/** `includes/viewSlots`: the counter slots views move, spelled by src/domain/counters.ts. */
+const VIEW_SLOTS_INCLUDE = 'includes/viewSlots';
+const viewSlotsLua = () => `local VIEW_SLOT = { total = ${VIEW_SLOTS.total}, unique = ${VIEW_SLOTS.unique} }\n`;
+
 function expand(source: string, seen = new Set<string>()): string {
   return source.replace(INCLUDE, (_, name: string) => {
     if (seen.has(name)) return '';
     seen.add(name);
     if (name === KEY_NAMES_INCLUDE) return keyNamesLua();
+    if (name === VIEW_SLOTS_INCLUDE) return viewSlotsLua();
     return expand(readFileSync(`${LUA_DIR}/${name}.lua`, 'utf8'), seen);
   });
 }

@@ -345,6 +345,24 @@ export function createScripts(redis: ScriptedRedis, keys: Keys) {
       return { granted, value };
     },
 
+    /** Which of `entities` count a view by the viewer whose window is `window` now (at most once per `windowMs`). */
+    claimViews: async (a: { window: string; windowMs: number; entities: readonly EntityRef[] }) =>
+      (await call<number[]>('claimViews', a.window, a.windowMs, ...a.entities.map(entityName))).map((counted) => counted === 1),
+
+    /**
+     * Adds one view to each entity (of one partition), with its viewer's digest ('' for a view
+     * counted in `total` only); how much each entity's estimate of distinct viewers moved.
+     */
+    addViews: (a: { partition: number; exactUpTo: number; views: readonly { entity: EntityRef; digest: string }[] }) =>
+      call<number[]>(
+        'addViews',
+        keys.dirty(a.partition),
+        keys.aggPrefix(a.partition),
+        keys.viewersPrefix(a.partition),
+        a.exactUpTo,
+        ...a.views.flatMap((view) => [entityName(view.entity), view.digest]),
+      ),
+
     /** Stores a persisted query in the bounded store; how many documents it evicted. */
     storePersistedQuery: (a: { key: string; document: string; ttlMs: number; maxDocuments: number; maxBytes: number }) =>
       call<number>(

@@ -5,8 +5,9 @@ import { createEntityService, type EntityServiceDeps } from './entities.js';
 import { createPostService, type PostServiceDeps } from './posts.js';
 import { createProfileService } from './profiles.js';
 import { createRelationService, type RelationServiceDeps } from './relations.js';
+import { createViewService, type ViewServiceDeps } from './views.js';
 
-export type CommandDeps = PostServiceDeps & RelationServiceDeps & AccountServiceDeps & EntityServiceDeps;
+export type CommandDeps = PostServiceDeps & RelationServiceDeps & AccountServiceDeps & EntityServiceDeps & ViewServiceDeps;
 
 export function createCommands(deps: CommandDeps) {
   return {
@@ -15,6 +16,7 @@ export function createCommands(deps: CommandDeps) {
     profiles: createProfileService(deps),
     accounts: createAccountService(deps),
     entities: createEntityService(deps),
+    views: createViewService(deps),
   };
 }
 

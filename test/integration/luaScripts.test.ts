@@ -17,7 +17,9 @@ describe('lua scripts', () => {
     expect(scripts.map((s) => s.name).sort()).toEqual(
       [
         'acquireRebuild',
+        'addViews',
         'applyCounterBatch',
+        'claimViews',
         'countFromFacts',
         'foldDirtyCounters',
         'hasFacts',

@@ -1,6 +1,6 @@
 import type { Resolvers } from '../generated.js';
 import { EraseAccountPayload, Mutation } from './mutation.js';
-import { Post, PostCounts, PostViewerState } from './post.js';
+import { Post, PostCounts, PostViewerState, ViewCounts } from './post.js';
 import { Query } from './query.js';
 import { DateTime } from './scalars.js';
 import { Subscription } from './subscription.js';
@@ -13,6 +13,7 @@ export const resolvers: Resolvers = {
   Post,
   PostCounts,
   PostViewerState,
+  ViewCounts,
   User,
   EraseAccountPayload,
   DateTime,

@@ -2,7 +2,8 @@
 // here is GraphQL's own: this request's loaders must not answer from before the change.
 
 import { BOOKMARK, POST_RELATIONS, type Relation } from '../../domain/relations.js';
-import { parseId } from '../args.js';
+import { MAX_VIEWS_PER_REQUEST } from '../../domain/views.js';
+import { parseId, parseWatchedIds } from '../args.js';
 import type { GraphQLContext } from '../context.js';
 import { requireAccountHolder, requireService, requireViewer } from '../context.js';
 import type { EraseAccountPayloadResolvers, MutationResolvers } from '../generated.js';
@@ -92,6 +93,12 @@ export const Mutation: MutationResolvers = {
     });
     ctx.loaders.followedByViewer.clear(followeeId);
     return result;
+  },
+
+  // A token's user is counted by id; a request without one by its client's address.
+  recordViews: async (_, { input }, ctx) => {
+    const client = ctx.viewer ? { userId: ctx.viewer.id } : { address: ctx.scope.client };
+    return { views: await ctx.deps.commands.views.recordOnPosts(client, parseWatchedIds(input.postIds, 'postIds', MAX_VIEWS_PER_REQUEST)) };
   },
 
   eraseAccount: (_, { input }, ctx) => ctx.deps.commands.accounts.erase(requireAccountHolder(ctx), input),

@@ -1,11 +1,12 @@
 import { type PostCounts as Counts, countOf } from '../../counters/postCounters.js';
+import { VIEW_SLOTS } from '../../domain/counters.js';
 import { type EntityRef, POST } from '../../domain/entities.js';
 import { KINDS, TYPES } from '../../domain/kinds.js';
 import { BOOKMARK, FAV, LIKE, POST_RELATIONS, type Relation } from '../../domain/relations.js';
 import { notFound } from '../../errors.js';
 import type { ViewerState } from '../../relations/relationStore.js';
 import type { GraphQLContext } from '../context.js';
-import type { PostCountsResolvers, PostResolvers, PostViewerStateResolvers } from '../generated.js';
+import type { PostCountsResolvers, PostResolvers, PostViewerStateResolvers, ViewCountsResolvers } from '../generated.js';
 import { NOTHING_HELD } from '../loaders.js';
 import type { ReactionGroupModel } from '../models.js';
 import { subfieldsOf } from '../selection.js';
@@ -50,6 +51,8 @@ export const Post: PostResolvers = {
     }),
   // A pushed post carries its counts, resolved once for every socket that watches it.
   counts: (post, _, { loaders }) => post.liveCounts ?? loaders.counts.load({ type: POST, id: post.id }),
+  // The views are slots of the same packed counters: one read, one asOf.
+  views: (post, _, { loaders }) => post.liveCounts ?? loaders.counts.load({ type: POST, id: post.id }),
   myState: (post, _, { viewer, loaders }, info) =>
     viewer ? loaders.viewerState.load({ entity: { type: POST, id: post.id }, kinds: kindsShown(info) }) : null,
 
@@ -95,6 +98,11 @@ function groupsOf(reactions: readonly Relation[], counts: Counts, held: ViewerSt
 export const PostCounts: PostCountsResolvers = {
   likes: (counts) => countOf(counts, LIKE),
   favs: (counts) => countOf(counts, FAV),
+};
+
+export const ViewCounts: ViewCountsResolvers = {
+  total: (counts) => counts.slots[VIEW_SLOTS.total] ?? 0,
+  unique: (counts) => counts.slots[VIEW_SLOTS.unique] ?? 0,
 };
 
 /** The kinds each field of PostViewerState reads (kept beside its resolvers). */

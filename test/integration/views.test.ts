@@ -1,0 +1,98 @@
+// The views' Lua side against Redis: the sketch of distinct viewers (exact up to its limit, a
+// HyperLogLog past it), and counters rebuilt from the facts or switched to replayed sums
+// keeping the view slots that neither the facts nor the event log hold.
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { createRebuilder } from '../../src/counters/rebuild.js';
+import { VIEW_SLOTS } from '../../src/domain/counters.js';
+import { POST } from '../../src/domain/entities.js';
+import { createScripts } from '../../src/redis/scripts.js';
+import { createViewerDigests } from '../../src/services/viewerDigests.js';
+import { type CounterFixture, createCounterFixture } from '../support/counterFixture.js';
+
+let f: CounterFixture;
+beforeEach(() => {
+  f = createCounterFixture({ partitions: 1 });
+});
+afterEach(() => f.close());
+
+const digests = createViewerDigests('test views secret');
+const post = (id: number) => ({ type: POST, id });
+
+/** Views of post `id` by users `from`..`from + n - 1`, 1,000 per script call; the unique estimate's total move. */
+async function view(id: number, from: number, n: number, exactUpTo = 1000): Promise<number> {
+  const scripts = createScripts(f.redis, f.keys);
+  let moved = 0;
+  for (let start = from; start < from + n; start += 1000) {
+    const users = Array.from({ length: Math.min(1000, from + n - start) }, (_, i) => start + i);
+    const views = users.map((u) => ({ entity: post(id), digest: digests.user(u) }));
+    for (const delta of await scripts.addViews({ partition: 0, exactUpTo, views })) moved += delta;
+  }
+  return moved;
+}
+const viewsOf = async (id: number) => {
+  const counters = (await f.countersOf(id)) ?? [];
+  return { total: counters[VIEW_SLOTS.total] ?? 0, unique: counters[VIEW_SLOTS.unique] ?? 0 };
+};
+const sketchType = async (id: number) =>
+  (await f.redis.getrange(`${f.keys.viewersPrefix(0)}post:${id}`, 0, 3)) === 'HYLL' ? 'hll' : 'exact';
+
+describe('distinct viewers', () => {
+  it('are exact up to the limit, again nothing for a repeat, and estimated within 1 % just past it', async () => {
+    await f.postCounters.initialize(1);
+    expect(await view(1, 1, 1000)).toBe(1000);
+    expect(await view(1, 1, 1000)).toBe(0); // the same thousand again: the total moves, the unique count does not
+    await f.flusher.foldPartitions([0]);
+    expect(await viewsOf(1)).toEqual({ total: 2000, unique: 1000 });
+    expect(await sketchType(1)).toBe('exact');
+
+    await view(1, 1001, 10);
+    await f.flusher.foldPartitions([0]);
+    expect(await sketchType(1)).toBe('hll');
+    expect(Math.abs((await viewsOf(1)).unique - 1010) / 1010).toBeLessThan(0.01);
+  });
+
+  it('are within 2 % at 100,000, and the count in the counters is the sketch’s estimate', async () => {
+    await f.postCounters.initialize(2);
+    await view(2, 1, 100_000);
+    await f.flusher.foldPartitions([0]);
+    const { total, unique } = await viewsOf(2);
+    expect(total).toBe(100_000);
+    expect(Math.abs(unique - 100_000) / 100_000).toBeLessThan(0.02);
+    expect(unique).toBe(await f.redis.pfcount(`${f.keys.viewersPrefix(0)}post:2`));
+  }, 60_000);
+});
+
+describe('counters rebuilt or replayed', () => {
+  it('keep the views, folded and pending, when rebuilt from the facts', async () => {
+    await f.postCounters.initialize(3);
+    for (let u = 1; u <= 3; u++) await f.set(u, 3);
+    await view(3, 1, 5);
+    await f.flusher.foldPartitions([0]);
+    await view(3, 6, 2); // pending in the aggregation hash when the rebuild drops it
+    const { counters } = await createRebuilder({ redis: f.redis, keys: f.keys, lockMs: 1000 }).rebuild(post(3));
+    expect([counters[VIEW_SLOTS.total], counters[VIEW_SLOTS.unique]]).toEqual([7, 7]);
+    await f.flusher.foldPartitions([0]);
+    expect(await viewsOf(3)).toEqual({ total: 7, unique: 7 });
+  });
+
+  it('keep the pending views when a fold finds the counters missing and starts from the facts', async () => {
+    await view(4, 1, 4); // no counters yet: the fold rebuilds them
+    await f.flusher.foldPartitions([0]);
+    expect(await viewsOf(4)).toEqual({ total: 4, unique: 4 });
+  });
+
+  it('keep the views when switched to the sums replayed from the event log', async () => {
+    await f.postCounters.initialize(5);
+    await f.set(1, 5);
+    await view(5, 1, 3);
+    await f.flusher.foldPartitions([0]);
+    // Replay summed the one like; the switch takes that, and the views as they stand.
+    const through = (await f.redis.xrevrange(f.keys.outbox(0), '+', '-', 'COUNT', 1))[0]![0];
+    await f.redis.hset(`${f.keys.replayedPrefix(0)}post:5`, '1', '1');
+    await f.redis.sadd(f.keys.replayedEntities(0), 'post:5');
+    await f.redis.hset(f.keys.aggState(0), 'event', through);
+    const { switched } = await createScripts(f.redis, f.keys).switchReplayedCounters({ partition: 0, through, limit: 10 });
+    expect(switched).toBe(1);
+    expect(await f.countersOf(5)).toEqual([3, 1, 0, 3, 0]);
+  });
+});
