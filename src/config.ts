@@ -448,6 +448,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       anonymous: oneOf('VIEWS_ANONYMOUS', ['off', 'address'], 'off'),
       countAuthor: flag('VIEWS_COUNT_AUTHOR', false),
       exactUpTo: integer('VIEWS_EXACT_UP_TO', 1000, 1, 100_000),
+      persistIntervalMs: integer('VIEWS_PERSIST_INTERVAL_MS', 1000, 100, 3_600_000),
       digestSecret: env.VIEW_DIGEST_SECRET || createHash('sha256').update(`tally views:${jwtSecret}`).digest('base64url'),
     },
     trustProxyHops: integer('TRUST_PROXY_HOPS', 0, 0, 10),

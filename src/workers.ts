@@ -1,10 +1,10 @@
 // The background side of a process (ROLE=all or worker): the aggregator and the fact
 // persister consuming the event log, the flush jobs folding aggregates into counters, the
-// rebuild worker, reconciliation, the user counters verifier, the erasure, the owning
-// service's entity lifecycle messages and the purge of deleted entities, and the watch that
-// recovers a Redis that lost its data. Its own Redis connections and PostgreSQL pool, so worker traffic
-// never queues behind (or counts as) the API's, and background batches never take the
-// connections requests wait for.
+// view snapshots persisting views, the rebuild worker, reconciliation, the user counters
+// verifier, the erasure, the owning service's entity lifecycle messages and the purge of
+// deleted entities, and the watch that recovers a Redis that lost its data. Its own Redis
+// connections and PostgreSQL pool, so worker traffic never queues behind (or counts as) the
+// API's, and background batches never take the connections requests wait for.
 import { createAggregator } from './consumers/aggregator.js';
 import { createEntityLifecycle } from './consumers/entityLifecycle.js';
 import { createFactPersister } from './consumers/factPersister.js';
@@ -12,9 +12,10 @@ import { relayFor } from './consumers/relay.js';
 import { createFlusher } from './counters/flush.js';
 import { createReconciler } from './counters/reconcile.js';
 import { createUserVerifier } from './counters/verifyUsers.js';
+import { createViewSnapshots } from './counters/viewSnapshots.js';
 import { TYPES } from './domain/kinds.js';
 import { createErasureWorker } from './jobs/erasureJobs.js';
-import { createFlushJobs } from './jobs/flushJobs.js';
+import { createFlushJobs, partitionGroups } from './jobs/flushJobs.js';
 import { createRebuildWorker } from './jobs/rebuildJobs.js';
 import { createScheduledJobs } from './jobs/scheduledJobs.js';
 import type { Metrics } from './metrics.js';
@@ -27,6 +28,7 @@ import { createEraser } from './services/eraser.js';
 
 export const RECONCILE_QUEUE = 'tally-reconcile';
 export const ENTITY_PURGE_QUEUE = 'tally-entity-purge';
+export const VIEWS_QUEUE = 'tally-views';
 
 /** Takes its own parts (src/process/parts.ts) and closes them when it stops. */
 export function createWorkers(parts: Parts, metrics: Metrics) {
@@ -96,6 +98,20 @@ export function createWorkers(parts: Parts, metrics: Metrics) {
       // Once per interval (by the job that owns partition 0): how complete user counters are.
       if (partitions.includes(0)) await userCounters.publishAsOf();
     },
+  });
+  // Views reach PostgreSQL by snapshot, per group of partitions as the flush folds them.
+  const viewSnapshots = createViewSnapshots({ redis, keys, store: stores.views });
+  const viewJobs = createScheduledJobs<{ partitions: number[] }>({
+    queue: VIEWS_QUEUE,
+    connection: jobsRedis,
+    keys,
+    logger,
+    schedules: partitionGroups(keys.partitions, config.flushPartitionsPerJob).map((partitions, i) => ({
+      id: `views:${i}`,
+      everyMs: config.views.persistIntervalMs,
+      data: { partitions },
+    })),
+    run: async ({ partitions }) => ({ persisted: await viewSnapshots.persistPartitions(partitions) }),
   });
 
   const eraser = createEraser({
@@ -176,6 +192,7 @@ export function createWorkers(parts: Parts, metrics: Metrics) {
   /** Job schedulers live in Redis: after Redis lost its data they must be created again. */
   const ensureSchedules = async () => {
     await flushJobs.ensure();
+    await viewJobs.ensure();
     await reconcileJobs.ensure();
     await purgeJobs?.ensure();
     await resumeErasures();
@@ -194,6 +211,7 @@ export function createWorkers(parts: Parts, metrics: Metrics) {
     userVerifier,
     eraser,
     entityPurge,
+    viewSnapshots,
 
     async start() {
       await relay?.start();
@@ -201,6 +219,7 @@ export function createWorkers(parts: Parts, metrics: Metrics) {
       await persistence.start();
       await lifecycle?.start(applyLifecycle);
       await flushJobs.start();
+      await viewJobs.start();
       await reconcileJobs.start();
       await purgeJobs?.start();
       rebuildWorker.start();
@@ -217,6 +236,7 @@ export function createWorkers(parts: Parts, metrics: Metrics) {
       await reconcileJobs.stop();
       await purgeJobs?.stop();
       await flushJobs.stop();
+      await viewJobs.stop();
       await lifecycle?.stop();
       await persistence.stop();
       await aggregation.stop();

@@ -1,5 +1,5 @@
 -- Packed lists of integers in one Redis string: relation sets' array blocks
--- (includes/relationSet) and the exact unique-viewer lists (lua/addViews-1.lua).
+-- (includes/relationSet) and the exact sketches of distinct viewers (includes/viewerSketch).
 -- A packed list is one width byte (4..7: enough for its largest value, 4 for every value
 -- below 2^32) followed by its values, sorted, big-endian, that many bytes each. In memory it
 -- stays the string Redis stored (`s`, width byte included): reads index into it, no copy.

@@ -87,23 +87,21 @@ export function createFactStore(db: Db) {
       return rows.map((r) => ({ userId: Number(r.user_id), kind: r.kind }));
     },
 
-    /** Every entity that has facts, a page at a time in id order (for recovery's rebuild). */
+    /** Every entity that has facts or persisted views, a page at a time in id order (what a recovery restores). */
     async entityPage(entityType: string, afterId: number, limit: number): Promise<number[]> {
-      const rows = await db.relationFact.findMany({
-        where: { entityType, entityId: { gt: afterId } },
-        distinct: ['entityId'],
-        orderBy: { entityId: 'asc' },
-        take: limit,
-        select: { entityId: true },
-      });
-      return rows.map((r) => Number(r.entityId));
+      const rows = await db.$queryRaw<{ entity_id: bigint }[]>`
+        SELECT entity_id FROM relation_facts WHERE entity_type = ${entityType} AND entity_id > ${afterId}
+        UNION SELECT entity_id FROM entity_views WHERE entity_type = ${entityType} AND entity_id > ${afterId}
+        ORDER BY entity_id LIMIT ${limit}`;
+      return rows.map((r) => Number(r.entity_id));
     },
 
-    /** How many entities have facts (what a recovery walks). */
+    /** How many entities have facts or persisted views (what a recovery walks). */
     async entityTotal(): Promise<number> {
-      const [row] = await db.$queryRaw<
-        { n: bigint }[]
-      >`SELECT count(*) AS n FROM (SELECT DISTINCT entity_type, entity_id FROM relation_facts) e`;
+      const [row] = await db.$queryRaw<{ n: bigint }[]>`
+        SELECT count(*) AS n FROM (
+          SELECT entity_type, entity_id FROM relation_facts UNION SELECT entity_type, entity_id FROM entity_views
+        ) e`;
       return Number(row?.n ?? 0);
     },
 

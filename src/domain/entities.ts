@@ -12,3 +12,9 @@ export interface EntityRef {
 }
 
 export const entityName = (entity: EntityRef) => `${entity.type}:${entity.id}`;
+
+/** The entity an entityName names (a type never holds ':'). */
+export function parseEntityName(name: string): EntityRef {
+  const at = name.lastIndexOf(':');
+  return { type: name.slice(0, at), id: Number(name.slice(at + 1)) };
+}

@@ -9,6 +9,8 @@ export interface ViewRules {
   countAuthor: boolean;
   /** An entity's distinct viewers are counted exactly up to this many, estimated past it (VIEWS_EXACT_UP_TO). */
   exactUpTo: number;
+  /** How often the views that changed are persisted to PostgreSQL: what a Redis loss may cost (VIEWS_PERSIST_INTERVAL_MS). */
+  persistIntervalMs: number;
   /** Keys the digests that stand for viewers in Redis (VIEW_DIGEST_SECRET, else derived from JWT_SECRET). */
   digestSecret: string;
 }

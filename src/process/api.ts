@@ -71,7 +71,7 @@ export function createApi(parts: Parts, options: ApiOptions = {}) {
     rateLimiter,
     lists: stores.lists,
     cursors: createCursorCodec(config.cursorSecret),
-    durableReads: createDurableReads(stores.facts),
+    durableReads: createDurableReads(stores.facts, stores.views),
     erasedUsers,
     visibility,
     announcements,

@@ -15,6 +15,7 @@ import { createPostStore } from '../db/posts.js';
 import { createRelationLists } from '../db/relationLists.js';
 import { createUserCounterStore } from '../db/userCounters.js';
 import { createUserStore } from '../db/users.js';
+import { createViewStore } from '../db/views.js';
 import { assertKindsOf, KINDS } from '../domain/kinds.js';
 import type { EventLogs } from '../events/eventLog.js';
 import { createErasureRequests } from '../jobs/erasureJobs.js';
@@ -40,6 +41,7 @@ export function createStores(db: Db) {
     erasureQueries: createErasureQueries(db),
     userCounters: createUserCounterStore(db),
     lists: createRelationLists(db),
+    views: createViewStore(db),
   };
 }
 
@@ -49,10 +51,12 @@ export interface RecoveryPartsDeps {
   redis: ScriptedRedis;
   keys: Keys;
   logger: Logger;
-  stores: Pick<Stores, 'facts' | 'userCounters'>;
+  stores: Pick<Stores, 'facts' | 'userCounters' | 'views'>;
   /** The deployment's event logs: whether events in them outlive Redis (Kafka), and reached PostgreSQL. */
   eventLogs: Pick<EventLogs, 'durableLogSettled' | 'durableLogWritten'>;
   rebuildLockMs: number;
+  /** VIEWS_EXACT_UP_TO: how many viewers an exact sketch holds (restored sketches are merged by it). */
+  viewsExactUpTo: number;
   /** Entities a recovery walks per page (tests make it small). */
   pageSize?: number;
 }
@@ -66,6 +70,8 @@ export function createRecoveryParts(deps: RecoveryPartsDeps) {
     redis,
     keys,
     facts: stores.facts,
+    views: stores.views,
+    viewsExactUpTo: deps.viewsExactUpTo,
     readiness,
     rebuilder,
     durableLogSettled: eventLogs.durableLogSettled,
@@ -84,8 +90,9 @@ export function createRecoveryParts(deps: RecoveryPartsDeps) {
     durableLogSettled: eventLogs.durableLogSettled,
     pageSize: deps.pageSize,
   });
-  /** Whether anything outlives Redis (facts in PostgreSQL, events in Kafka): then a Redis without its record lost its data. */
-  const hasDurableState = async () => (await stores.facts.hasAny()) || (await eventLogs.durableLogWritten());
+  /** Whether anything outlives Redis (facts or views in PostgreSQL, events in Kafka): then a Redis without its record lost its data. */
+  const hasDurableState = async () =>
+    (await stores.facts.hasAny()) || (await stores.views.hasAny()) || (await eventLogs.durableLogWritten());
   return { readiness, rebuilder, restorer, recovery, userCounters, hasDurableState };
 }
 
@@ -94,7 +101,15 @@ export function openParts(config: Config, options: ConnectionOptions) {
   const connections = openConnections(config, options);
   const { db, redis, jobsRedis, keys, logger, eventLogs } = connections;
   const stores = createStores(db);
-  const recovery = createRecoveryParts({ redis, keys, logger, stores, eventLogs, rebuildLockMs: config.rebuildLockMs });
+  const recovery = createRecoveryParts({
+    redis,
+    keys,
+    logger,
+    stores,
+    eventLogs,
+    rebuildLockMs: config.rebuildLockMs,
+    viewsExactUpTo: config.views.exactUpTo,
+  });
   // BullMQ producers: reads that find a counter missing ask the workers to rebuild it; an
   // erasure is one job per user.
   const queues = { rebuilds: createRebuildRequests(jobsRedis, keys, logger), erasures: createErasureRequests(jobsRedis, keys) };

@@ -1,4 +1,4 @@
-// Restores one entity's facts (and its packed counters, for a counted type) from PostgreSQL after Redis lost its
+// Restores one entity's facts and views (and its packed counters, for a counted type) from PostgreSQL after Redis lost its
 // data, before anything is decided against them: a write on an entity Redis does not hold
 // yet calls this first, and so does the recovery for every entity. One restorer at a time
 // per entity (a lock in Redis); an entity already restored, or in a ready partition, is left
@@ -7,6 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Rebuilder } from '../counters/rebuild.js';
 import type { EntityFactCursor, FactStore } from '../db/facts.js';
+import type { ViewStore } from '../db/views.js';
 import { type EntityRef, entityName } from '../domain/entities.js';
 import { TYPES } from '../domain/kinds.js';
 import { unavailable } from '../errors.js';
@@ -23,6 +24,9 @@ export interface EntityRestoreDeps {
   redis: ScriptedRedis;
   keys: Keys;
   facts: FactStore;
+  /** The views persisted in PostgreSQL (src/counters/viewSnapshots.ts), added back before the counters are rebuilt. */
+  views: ViewStore;
+  viewsExactUpTo: number;
   readiness: Readiness;
   rebuilder: Rebuilder;
   /**
@@ -65,6 +69,8 @@ export function createEntityRestorer(deps: EntityRestoreDeps) {
       if (await readiness.entityReady(entity)) return true;
       const started = Date.now();
       const copied = await copyFacts(entity, renew);
+      const [views] = await deps.views.of(entity.type, [entity.id]);
+      if (views) await scripts.restoreViews({ entity, exactUpTo: deps.viewsExactUpTo, total: views.total, sketch: views.sketch });
       if (TYPES.eventCounted.has(entity.type)) await deps.rebuilder.rebuild(entity);
       await readiness.markRestored(entity);
       logger.debug({ entity: entityName(entity), facts: copied, ms: Date.now() - started }, 'restored from PostgreSQL');

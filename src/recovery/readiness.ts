@@ -34,7 +34,7 @@ export function createReadiness(redis: ScriptedRedis, keys: Keys) {
     async markAllReady(): Promise<void> {
       const since = String(Date.now());
       await Promise.all(all().map((p) => redis.set(keys.ready(p), since)));
-      await Promise.all([...all().map((p) => redis.del(keys.restored(p))), redis.del(keys.legacyRecovering())]);
+      await Promise.all([...all().map((p) => redis.del(keys.restored(p), keys.viewsRestored(p))), redis.del(keys.legacyRecovering())]);
     },
   };
 }

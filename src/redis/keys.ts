@@ -79,8 +79,12 @@ export function createKeys(prefix: string, partitions: number) {
     // Prefixes for keys a script builds per entity (`<prefix><type>:<id>`).
     aggPrefix: (n: number) => `${prefix}agg:${p(n)}:${SCHEMA}:`,
     countersPrefix: (n: number) => `${prefix}cnt:${p(n)}:${SCHEMA}:`,
-    /** Prefix of the entities' sketches of distinct viewers (lua/addViews-1.lua). */
+    /** Prefix of the entities' sketches of distinct viewers (lua/includes/viewerSketch.lua). */
     viewersPrefix: (n: number) => `${prefix}vu:${p(n)}:${SCHEMA}:`,
+    /** Entities whose views changed since they were last persisted to PostgreSQL. */
+    viewsPending: (n: number) => `${prefix}vpend:${p(n)}`,
+    /** Entities whose persisted views a restore after a Redis loss added back (so a repeat adds nothing). */
+    viewsRestored: (n: number) => `${prefix}vrest:${p(n)}`,
     /** The partition's hash tag: scripts name an entity's relation keys from it (includes/relationSet.lua). */
     partitionTag: (n: number) => p(n),
     /** Entities whose counters the flush pass in progress changed: pushed when it completes. */

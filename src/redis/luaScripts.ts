@@ -49,7 +49,7 @@ export function loadScripts(): ScriptSource[] {
     }));
 }
 
-type Arg = string | number;
+type Arg = string | number | Buffer;
 
 /** The scripts as ioredis registers them: raw calls, keys first. Only src/redis/scripts.ts calls them. */
 export type RawScripts = Record<string, (...args: Arg[]) => Promise<unknown>>;

@@ -52,8 +52,11 @@ const REBUILD = { acquired: 1, locked: 0, rateLimited: -1 } as const;
 
 export function createScripts(redis: ScriptedRedis, keys: Keys) {
   const raw = redis as unknown as RawScripts;
-  const call = async <T>(script: string, ...args: (string | number)[]): Promise<T> =>
+  const call = async <T>(script: string, ...args: (string | number | Buffer)[]): Promise<T> =>
     unlessFailed<T>(script, (await raw[script]!(...args)) as T | number);
+  /** The same, with every string of the reply as a Buffer (for binary values). */
+  const callBuffer = async <T>(script: string, ...args: (string | number | Buffer)[]): Promise<T> =>
+    unlessFailed<T>(script, (await raw[`${script}Buffer`]!(...args)) as T | number);
   const tagOf = (entity: EntityRef) => keys.partitionTag(keys.partitionOf(entity));
 
   return {
@@ -357,11 +360,54 @@ export function createScripts(redis: ScriptedRedis, keys: Keys) {
       call<number[]>(
         'addViews',
         keys.dirty(a.partition),
+        keys.viewsPending(a.partition),
         keys.aggPrefix(a.partition),
         keys.viewersPrefix(a.partition),
         a.exactUpTo,
         ...a.views.flatMap((view) => [entityName(view.entity), view.digest]),
       ),
+
+    /**
+     * Takes up to `limit` of the partition's entities whose views changed since they were last
+     * persisted, with their views as they stand (src/counters/viewSnapshots.ts).
+     */
+    async takeViewSnapshots(a: { partition: number; limit: number }) {
+      const p = a.partition;
+      const [at, ...flat] = await callBuffer<[number, ...(Buffer | number)[]]>(
+        'takeViewSnapshots',
+        keys.viewsPending(p),
+        keys.prefix,
+        keys.partitionTag(p),
+        keys.countersPrefix(p),
+        keys.aggPrefix(p),
+        keys.viewersPrefix(p),
+        a.limit,
+      );
+      const taken: { entity: string; total: number; unique: number; sketch: Buffer }[] = [];
+      for (let i = 0; i < flat.length; i += 4) {
+        taken.push({ entity: String(flat[i]), total: Number(flat[i + 1]), unique: Number(flat[i + 2]), sketch: flat[i + 3] as Buffer });
+      }
+      return { at, taken };
+    },
+
+    /** Adds an entity's persisted views back after a Redis loss; false when that was done already. */
+    async restoreViews(a: { entity: EntityRef; exactUpTo: number; total: number; sketch: Buffer }): Promise<boolean> {
+      const p = keys.partitionOf(a.entity);
+      const restored = await call<number>(
+        'restoreViews',
+        keys.dirty(p),
+        keys.viewsRestored(p),
+        keys.viewsPending(p),
+        entityName(a.entity),
+        keys.countersPrefix(p),
+        keys.aggPrefix(p),
+        keys.viewersPrefix(p),
+        a.exactUpTo,
+        a.total,
+        a.sketch,
+      );
+      return restored === 1;
+    },
 
     /** Stores a persisted query in the bounded store; how many documents it evicted. */
     storePersistedQuery: (a: { key: string; document: string; ttlMs: number; maxDocuments: number; maxBytes: number }) =>

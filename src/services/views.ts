@@ -1,6 +1,6 @@
 // Recording views: which of the posts a client showed count a view now, by the deployment's
 // rules (src/domain/views.ts), added to the posts' counters in one step per partition
-// (lua/claimViews-1.lua for the viewer's window, lua/addViews-1.lua for the posts). A view
+// (lua/claimViews-1.lua for the viewer's window, lua/addViews-2.lua for the posts). A view
 // whose recording fails between the two steps is lost, never counted twice.
 import type { PostCache } from '../db/postCache.js';
 import type { PostModel } from '../db/posts.js';

@@ -32,6 +32,7 @@ async function lostWorld() {
     logger,
     eventLogs: { durableLogSettled: async () => true, durableLogWritten: async () => false },
     rebuildLockMs: 5000,
+    viewsExactUpTo: 1000,
     pageSize: 1,
   });
   return { posts, before, parts };

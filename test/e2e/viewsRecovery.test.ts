@@ -1,0 +1,87 @@
+// Views survive a Redis loss: the worker persists them to PostgreSQL (entity_views); after
+// Redis lost everything (FLUSHALL) while an API process and a worker run, reads answer the
+// persisted views at once, views keep being recorded, and the recovery adds the persisted
+// ones back: the totals add up, and a viewer seen before and after the loss counts once.
+import { Redis } from 'ioredis';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestApp, type TestApp } from '../support/app.js';
+import { type RedisServer, startRedisServer } from '../support/redisServer.js';
+import { waitFor } from '../support/wait.js';
+
+let server: RedisServer;
+let t: TestApp;
+let worker: TestApp;
+let admin: Redis;
+
+const RECORD = `mutation($ids: [ID!]!) { recordViews(input: { postIds: $ids }) { views { counted } } }`;
+const READ = `query($ids: [ID!]!) { posts(ids: $ids) { id views { total unique asOf } } }`;
+type Views = { total: number; unique: number; asOf: string | null };
+const env = { PARTITIONS: '4', VIEWS_PERSIST_INTERVAL_MS: '200', RATE_LIMIT_VIEWS: '1000000' };
+
+beforeAll(async () => {
+  server = await startRedisServer();
+  admin = new Redis(server.url);
+  t = await startTestApp({ ...env, REDIS_URL: server.url, ROLE: 'api' });
+  worker = await startTestApp({ ...env, REDIS_URL: server.url, ROLE: 'worker' }, { sharing: t });
+}, 30_000);
+afterAll(async () => {
+  await worker?.stop();
+  await t?.stop();
+  admin?.disconnect();
+  await server?.stop();
+});
+
+const read = async (ids: string[]): Promise<Views[]> => (await t.gql(READ, { ids })).data.posts.map((p: { views: Views }) => p.views);
+/** Every viewer records every post, 8 viewers at a time. */
+async function viewAll(posts: string[], tokens: string[]) {
+  for (let i = 0; i < tokens.length; i += 8) {
+    const answers = await Promise.all(tokens.slice(i, i + 8).map((token) => t.gql(RECORD, { ids: posts }, { token })));
+    for (const answer of answers) expect(answer.errors).toBeUndefined();
+  }
+}
+/** The views once the counters include every view recorded before now (asOf past it). */
+const settled = (ids: string[], timeoutMs = 10_000) => {
+  const since = Date.now();
+  return waitFor(
+    () => read(ids),
+    (views) => views.every((v) => v.asOf !== null && Date.parse(v.asOf) > since),
+    { what: `views asOf after ${since}`, timeoutMs },
+  );
+};
+const counts = (views: Views[]) => views.map(({ total, unique }) => ({ total, unique }));
+
+describe('views after Redis lost its data', () => {
+  it('are answered from PostgreSQL at once, and added back to the views recorded since', async () => {
+    const posts = await t.createPosts(10);
+    const before = await Promise.all(Array.from({ length: 40 }, (_, i) => t.token(300 + i)));
+    await viewAll(posts, before);
+    expect(counts(await settled(posts))).toEqual(posts.map(() => ({ total: 40, unique: 40 })));
+
+    // Persisted: every post's row in PostgreSQL holds its 40 views.
+    const db = new pg.Client({ connectionString: t.db.url });
+    await db.connect();
+    try {
+      await waitFor(
+        async () => (await db.query('SELECT total::int, viewers::int FROM entity_views WHERE entity_type = $1', ['post'])).rows,
+        (rows) => rows.length === posts.length && rows.every((r) => r.total === 40 && r.viewers === 40),
+        { what: 'the views persisted' },
+      );
+    } finally {
+      await db.end();
+    }
+
+    await admin.flushall();
+    // At once: the persisted views, read from PostgreSQL, with no asOf.
+    expect(await read(posts)).toEqual(posts.map(() => ({ total: 40, unique: 40, asOf: null })));
+
+    // Viewers after the loss: 10 new ones, and 10 of the earlier ones (their windows went with
+    // Redis, so their views count again in `total`, but they are no new viewers).
+    const after = await Promise.all(Array.from({ length: 10 }, (_, i) => t.token(400 + i)));
+    await viewAll(posts, [...after, ...before.slice(0, 10)]);
+
+    const restored = await settled(posts, 30_000);
+    expect(counts(restored)).toEqual(posts.map(() => ({ total: 60, unique: 50 })));
+    for (let p = 0; p < 4; p++) expect(await admin.exists(t.app.keys.ready(p))).toBe(1);
+  }, 90_000);
+});
