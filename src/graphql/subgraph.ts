@@ -17,7 +17,7 @@ export const FEDERATION_SPEC = 'https://specs.apollo.dev/federation/v2.7';
 /** Fields of schema.graphql that are the stand-alone service's own: its posts and a person's profile. */
 const STANDALONE_ONLY: Readonly<Record<string, readonly string[]>> = {
   Query: ['post', 'posts', 'feed', 'user', 'viewer'],
-  Mutation: ['createPost', 'deletePost', 'setLikeRelation', 'setReaction', 'setBookmark'],
+  Mutation: ['createPost', 'deletePost', 'setLikeRelation', 'setReaction', 'setBookmark', 'recordViews'],
   Subscription: ['postCountsChanged'],
   User: ['name', 'createdAt', 'likedPosts', 'bookmarks'],
 };

@@ -107,13 +107,16 @@ export function createEraser(deps: EraserDeps) {
     return followers.length === 0 ? -1 : changed;
   }
 
-  /** Deletes the user's idempotency records (their keys name the user) with SCAN, a page at a time. */
+  /**
+   * Deletes the user's idempotency records (their keys name the user) with SCAN, a page at a
+   * time, then their counters and their view window (which posts they viewed lately).
+   */
   async function eraseRedisRecords(userId: number, progress: ErasureProgress): Promise<number> {
     const nodes = isCluster(redis) ? redis.nodes('master') : [redis];
     const [nodeIndex = 0, cursor = '0'] = (progress.after ?? '0:0').split(':').map(String);
     const node = nodes[Number(nodeIndex)];
     if (!node) {
-      await redis.del(keys.userCounters(userId), keys.userCountersVersion(userId));
+      await redis.del(keys.userCounters(userId), keys.userCountersVersion(userId), keys.viewWindow(userId));
       return -1;
     }
     const records = keys.idempotencyRecordsOf(userId);

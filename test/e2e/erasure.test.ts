@@ -101,6 +101,9 @@ describe('eraseAccount', () => {
       await as(other, FOLLOW, { id: String(ERASED) });
       for (const id of own) await as(other, LIKE, { id, kind: 'LIKE' });
     }
+    // They viewed every post: the window record names them until the erasure.
+    await as(ERASED, 'mutation($ids: [ID!]!) { recordViews(input: { postIds: $ids }) { views { counted } } }', { ids: posts });
+    expect(await t.app.redis.exists(t.app.keys.viewWindow(ERASED))).toBe(1);
     await waitForPersister(t);
 
     // Others keep liking the same posts while the erasure runs.
@@ -203,6 +206,10 @@ describe('eraseAccount', () => {
     expect(await db.post.count({ where: { authorId: ERASED } })).toBe(0);
     expect(await db.relationFact.count({ where: { OR: [{ userId: ERASED }, { entityType: 'user', entityId: ERASED }] } })).toBe(0);
     expect(await t.app.redis.exists(t.app.keys.userCounters(ERASED))).toBe(0);
+    // Their views stay counted (an erasure moves no count), and nothing names them any more.
+    const viewed = await t.gql('query($ids: [ID!]!) { posts(ids: $ids) { views { total unique } } }', { ids: posts });
+    expect(viewed.data.posts.map((p: { views: unknown }) => p.views)).toEqual(posts.map(() => ({ total: 1, unique: 1 })));
+    expect(await t.app.redis.exists(t.app.keys.viewWindow(ERASED))).toBe(0);
 
     // Nothing brings them back: a replay of the whole event history counts none of their
     // events, and a restore from PostgreSQL copies none of their facts.

@@ -32,11 +32,13 @@ describe('lua scripts', () => {
         'rebuildCounters',
         'releaseLease',
         'renewLease',
+        'restoreViews',
         'setRelation',
         'setUserCounters',
         'storePersistedQuery',
         'switchReplayedCounters',
         'takeTokens',
+        'takeViewSnapshots',
         'writeFact',
       ].sort(),
     );
