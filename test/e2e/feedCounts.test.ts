@@ -19,6 +19,15 @@ beforeAll(async () => {
   // the erasure list's refresh, a query of its own every ERASURE_REFRESH_MS, must not land inside a measured page.
   t = await startTestApp({ FEED_CACHE_TTL_MS: '60000', ERASURE_REFRESH_MS: '600000' }, { db: { onQuery: (q) => sql.push(q) } });
   ({ viewer, postIds } = await seedFeedWorld(t, 100, { viewer: 7, authors: [1, 2, 3, 4] }));
+  // Three readers saw every post.
+  for (const reader of [9001, 9002, 9003]) {
+    const res = await t.gql(
+      'mutation($ids: [ID!]!) { recordViews(input: { postIds: $ids }) { views { counted } } }',
+      { ids: postIds },
+      { token: await t.token(reader) },
+    );
+    expect(res.errors).toBeUndefined();
+  }
   const since = Date.now();
   // Every partition's counters must cover the writes above, not just the first post's.
   await waitFor(
@@ -68,10 +77,10 @@ describe('a feed page with counts and viewer state', () => {
   );
 
   it.each([1, 20, 100])(
-    'costs one Redis round trip for %d posts with reactionGroups, the viewer’s reactions and bookmark',
+    'costs one Redis round trip for %d posts with reactionGroups, views, the viewer’s reactions and bookmark',
     async (first) => {
       const WITH_REACTIONS = `query($first: Int) { feed(first: $first) { edges { node {
-      id counts { likes favs } reactionGroups { content count viewerHasReacted } myState { liked faved reactions bookmarked }
+      id counts { likes favs } views { total unique } reactionGroups { content count viewerHasReacted } myState { liked faved reactions bookmarked }
     } } } }`;
       await t.gql(WITH_REACTIONS, { first: 1 }, { token: viewer });
       const before = t.app.redisRoundTrips.count;
@@ -82,6 +91,7 @@ describe('a feed page with counts and viewer state', () => {
       for (const { node } of res.data.feed.edges) {
         const i = postIds.indexOf(node.id);
         expect(node.reactionGroups).toEqual(expectedReactionGroups(i));
+        expect(node.views).toEqual({ total: 3, unique: 3 });
         expect(node.myState).toEqual(expectedViewerState(i));
       }
     },

@@ -3,6 +3,7 @@
 // per viewer, and a missing post failing its own entry only.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { errorCodes, startTestApp, type TestApp } from '../support/app.js';
+import { connectLive, onServer } from '../support/liveClient.js';
 import { waitFor } from '../support/wait.js';
 
 const RECORD = `mutation($ids: [ID!]!) { recordViews(input: { postIds: $ids }) { views { counted post { id } } } }`;
@@ -101,6 +102,29 @@ describe('views', () => {
       ]);
     }
     expect(await settled([kept!])).toEqual([expect.objectContaining({ total: 1, unique: 1 })]);
+  });
+
+  it('pushes the views to postCountsChanged watchers with the other counts, coalesced per flush', async () => {
+    const [post] = await t.createPosts(1, AUTHOR);
+    const live = connectLive(t.url);
+    try {
+      const watch = await onServer(t.url, 1, () =>
+        live.subscribe('subscription($ids: [ID!]!) { postCountsChanged(postIds: $ids) { id views { total unique } } }', {
+          ids: [post],
+        }),
+      );
+      const viewers = await Promise.all(Array.from({ length: 20 }, (_, i) => t.token(81 + i)));
+      await Promise.all(viewers.map((token) => counted([post!], token)));
+      const last = await waitFor(
+        async () => watch.received.at(-1)?.data.postCountsChanged.views,
+        (views) => views?.total === 20,
+        { what: 'a push with the 20 views' },
+      );
+      expect(last).toEqual({ total: 20, unique: 20 });
+      expect(watch.received.length).toBeLessThan(20); // views arriving together, pushed together
+    } finally {
+      await live.dispose();
+    }
   });
 
   it('refuses no ids, more than 100 and a malformed one as BAD_USER_INPUT, before counting anything', async () => {
