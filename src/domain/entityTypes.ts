@@ -18,6 +18,8 @@ export interface EntityTypeDef {
   owned: boolean;
   /** The kinds set on it, in registry order. */
   kinds: readonly Relation[];
+  /** Whether it counts views (recordViews, recordEntityViews): ENTITY_TYPES' `views`. */
+  views: boolean;
 }
 
 /** An owner type as the ENTITY_TYPES setting describes it. */
@@ -25,14 +27,15 @@ export interface OwnerTypeSpec {
   name: string;
   /** Its GraphQL type name when it is not the name in PascalCase (the owner's subgraph calls it so). */
   typename?: string;
-  /** Kind groups: like, fav, bookmark, reactions (every reaction). */
+  /** Kind groups: like, fav, bookmark, reactions (every reaction); and views. */
   kinds: readonly KindGroup[];
   owned: boolean;
 }
 
-/** What ENTITY_TYPES may give a type: a kind by its name, or every reaction. */
+/** What ENTITY_TYPES may give a type: a kind by its name, every reaction, or views. */
 const REACTIONS_GROUP = 'reactions';
-const KIND_GROUPS: readonly string[] = [LIKE.name, FAV.name, BOOKMARK.name, REACTIONS_GROUP];
+const VIEWS_GROUP = 'views';
+const KIND_GROUPS: readonly string[] = [LIKE.name, FAV.name, BOOKMARK.name, REACTIONS_GROUP, VIEWS_GROUP];
 export type KindGroup = string;
 /** snake_case: a-z and 0-9 in parts joined by single underscores. */
 const TYPE_NAME = /^[a-z][a-z0-9]*(?:_[a-z0-9]+)*$/;
@@ -49,8 +52,8 @@ export const typenameOf = (name: string) =>
 
 /**
  * Parses ENTITY_TYPES: `;`-separated `name[:kind,kind,…][:unowned]`, kinds among like, fav,
- * bookmark and reactions (all four when none are named); entities have an owner user unless
- * `unowned`. `comment;video:like,reactions:unowned`.
+ * bookmark, reactions and views (all five when none are named); entities have an owner user
+ * unless `unowned`. `comment;video:like,reactions,views:unowned`.
  */
 export function parseEntityTypes(setting: string): OwnerTypeSpec[] {
   const specs = setting
@@ -95,8 +98,8 @@ export function createEntityTypes(kinds: RelationKinds, ownerTypes: readonly Own
   ]);
   const contentKinds = (groups: readonly KindGroup[]) => groups.flatMap((g) => group.get(g) ?? []);
   const all: readonly EntityTypeDef[] = [
-    { name: POST, typename: 'Post', source: 'tally', owned: true, kinds: contentKinds(KIND_GROUPS) },
-    { name: USER, typename: 'User', source: 'tally', owned: true, kinds: [FOLLOW] },
+    { name: POST, typename: 'Post', source: 'tally', owned: true, kinds: contentKinds(KIND_GROUPS), views: true },
+    { name: USER, typename: 'User', source: 'tally', owned: true, kinds: [FOLLOW], views: false },
     ...ownerTypes.map(
       (spec): EntityTypeDef => ({
         name: spec.name,
@@ -104,6 +107,7 @@ export function createEntityTypes(kinds: RelationKinds, ownerTypes: readonly Own
         source: 'owner',
         owned: spec.owned,
         kinds: contentKinds(spec.kinds),
+        views: spec.kinds.includes(VIEWS_GROUP),
       }),
     ),
   ];
@@ -137,6 +141,10 @@ export function createEntityTypes(kinds: RelationKinds, ownerTypes: readonly Own
     /** Types whose packed counters are folded from events (follows move user counters only). */
     eventCounted: new Set(
       all.filter((type) => type.kinds.some((kind) => kind.slot !== null)).map((type) => type.name),
+    ) as ReadonlySet<string>,
+    /** Types whose entities have packed counters: those folded from events and those counting views. */
+    withCounters: new Set(
+      all.filter((type) => type.views || type.kinds.some((kind) => kind.slot !== null)).map((type) => type.name),
     ) as ReadonlySet<string>,
   };
 }

@@ -25,12 +25,17 @@ export function parseIds(raw: readonly string[], argumentName = 'ids'): number[]
   return raw.map((id) => parseId(id, argumentName));
 }
 
-/** 1 to `max` ids to watch (subscriptions) or record views of: none would do nothing, so it is an error too. */
-export function parseWatchedIds(raw: readonly string[], argumentName: string, max: number): number[] {
+/** 1 to `max` ids (of any kind: an owner's ids too); none would do nothing, so it is an error too. */
+export function oneToMax<T>(raw: readonly T[], argumentName: string, max: number): readonly T[] {
   if (raw.length === 0 || raw.length > max) {
     throw badInput(`${argumentName} takes 1 to ${max} ids, got ${raw.length}`, { argumentName });
   }
-  return raw.map((id) => parseId(id, argumentName));
+  return raw;
+}
+
+/** 1 to `max` post or user ids to watch (subscriptions) or record views of. */
+export function parseWatchedIds(raw: readonly string[], argumentName: string, max: number): number[] {
+  return oneToMax(raw, argumentName, max).map((id) => parseId(id, argumentName));
 }
 
 export function parsePageSize(first: number | null | undefined, argumentName = 'first'): number {

@@ -5,7 +5,7 @@ import type { OwnedEntity } from '../db/entities.js';
 import type { PostModel as StoredPost } from '../db/posts.js';
 import type { UserModel as StoredUser } from '../db/users.js';
 import type { PostRelationKind } from '../domain/relations.js';
-import type { RecordedView } from '../services/views.js';
+import type { RecordedEntityView, RecordedView } from '../services/views.js';
 import type { Page } from './connection.js';
 
 /** A post; a pushed one (subscriptions) carries the counts its flush pass published. */
@@ -64,4 +64,12 @@ export type RecordedViewModel = Exclude<RecordedView, Error>;
 /** recordViews' answer: a post that is missing or deleted is its NOT_FOUND, raised at its entry's path. */
 export interface RecordViewsPayloadModel {
   views: RecordedView[];
+}
+
+/** One entity's view as recordEntityViews recorded it. */
+export type RecordedEntityViewModel = Exclude<RecordedEntityView, Error>;
+
+/** recordEntityViews' answer, as recordViews'. */
+export interface RecordEntityViewsPayloadModel {
+  views: RecordedEntityView[];
 }

@@ -65,24 +65,28 @@ function reachable(definitions: readonly DefinitionNode[], roots: readonly strin
   return definitions.filter((d) => definedName(d) === null || seen.has(definedName(d)!));
 }
 
-/** schema.graphql without the stand-alone service's own fields and the types only they reach. */
-export function tallySubgraphTypes(typeDefs: string): DefinitionNode[] {
+/**
+ * schema.graphql without the stand-alone service's own fields and the types only they reach
+ * (from the root types and from `more`: the types the owner types' fields name).
+ */
+export function tallySubgraphTypes(typeDefs: string, more: readonly string[] = []): DefinitionNode[] {
   const edited = visit(parse(typeDefs), {
     ObjectTypeDefinition(node) {
       const dropped = STANDALONE_ONLY[node.name.value] ?? [];
       return { ...node, fields: node.fields?.filter((field) => !dropped.includes(field.name.value)) };
     },
   });
-  return reachable(edited.definitions, ['Query', 'Mutation', 'Subscription']);
+  return reachable(edited.definitions, ['Query', 'Mutation', 'Subscription', ...more]);
 }
 
 /** The subgraph's SDL: Tally's part of schema.graphql and the owner types, keyed and linked to federation. */
 export function subgraphTypeDefs(typeDefs: string, ownerTypeDefs: string): DocumentNode {
   const keyed = new Set(keyedTypenames());
   const [link] = parse(`extend schema @link(url: "${FEDERATION_SPEC}", import: ["@key", "@shareable"])`).definitions;
+  const owner = ownerTypeDefs.trim() ? parse(ownerTypeDefs).definitions : [];
   const document: DocumentNode = {
     kind: Kind.DOCUMENT,
-    definitions: [link!, ...tallySubgraphTypes(typeDefs), ...(ownerTypeDefs.trim() ? parse(ownerTypeDefs).definitions : [])],
+    definitions: [link!, ...tallySubgraphTypes(typeDefs, owner.flatMap(referencedTypes)), ...owner],
   };
   return visit(document, {
     ObjectTypeDefinition(node) {

@@ -71,7 +71,7 @@ export function createEntityRestorer(deps: EntityRestoreDeps) {
       const copied = await copyFacts(entity, renew);
       const [views] = await deps.views.of(entity.type, [entity.id]);
       if (views) await scripts.restoreViews({ entity, exactUpTo: deps.viewsExactUpTo, total: views.total, sketch: views.sketch });
-      if (TYPES.eventCounted.has(entity.type)) await deps.rebuilder.rebuild(entity);
+      if (TYPES.withCounters.has(entity.type)) await deps.rebuilder.rebuild(entity);
       await readiness.markRestored(entity);
       logger.debug({ entity: entityName(entity), facts: copied, ms: Date.now() - started }, 'restored from PostgreSQL');
       return true;

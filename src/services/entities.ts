@@ -54,7 +54,7 @@ export function createEntityService(deps: EntityServiceDeps) {
     const applied = await deps.entities.register(registrations);
     // Zeroed counters, so reading a new entity needs no fall-back to its facts (NX: kept when they exist).
     await deps.postCounters.initializeEntities(
-      applied.filter((entity) => TYPES.eventCounted.has(entity.type)).map((entity) => ({ type: entity.type, id: entity.id })),
+      applied.filter((entity) => TYPES.withCounters.has(entity.type)).map((entity) => ({ type: entity.type, id: entity.id })),
     );
     return applied;
   }

@@ -1,20 +1,25 @@
-// Recording views: which of the posts a client showed count a view now, by the deployment's
-// rules (src/domain/views.ts), added to the posts' counters in one step per partition
-// (lua/claimViews-1.lua for the viewer's window, lua/addViews-2.lua for the posts). A view
-// whose recording fails between the two steps is lost, never counted twice.
+// Recording views: which of the posts (or of the entities a product owns) a client showed
+// count a view now, by the deployment's rules (src/domain/views.ts), added to their counters in
+// one step per partition (lua/claimViews-1.lua for the viewer's window, lua/addViews-2.lua for
+// the entities). A view whose recording fails between the two steps is lost, never counted twice.
+import type { OwnedEntity } from '../db/entities.js';
+import type { EntityCache } from '../db/entityCache.js';
 import type { PostCache } from '../db/postCache.js';
 import type { PostModel } from '../db/posts.js';
 import { type EntityRef, POST } from '../domain/entities.js';
+import { TYPES } from '../domain/kinds.js';
 import type { ViewRules } from '../domain/views.js';
-import { notFound } from '../errors.js';
+import { badInput, notFound } from '../errors.js';
 import type { Client } from '../limits/rateLimiter.js';
 import type { Keys } from '../redis/keys.js';
 import type { Scripts } from '../redis/scripts.js';
+import { ownerType } from './entities.js';
 import type { ViewerDigests } from './viewerDigests.js';
 import type { Visibility } from './visibility.js';
 
 export interface ViewServiceDeps {
   postCache: PostCache;
+  entityCache: EntityCache;
   visibility: Visibility;
   scripts: Scripts;
   keys: Keys;
@@ -26,9 +31,36 @@ export interface ViewServiceDeps {
 
 /** A post's view as recorded, or the NOT_FOUND of a post that is missing or deleted. */
 export type RecordedView = { post: PostModel; counted: boolean } | Error;
+/** The same for an entity a product owns. */
+export type RecordedEntityView = { entity: OwnedEntity; counted: boolean } | Error;
+
+/** What a view is of: the entity, and its owner (whose own views count only with VIEWS_COUNT_AUTHOR). */
+interface Seen {
+  ref: EntityRef;
+  ownerId: number | null;
+}
 
 export function createViewService(deps: ViewServiceDeps) {
   const { keys, scripts, viewRules: rules } = deps;
+
+  /** Which of `seen` (null: not there) count a view by `client` now; records those. */
+  async function record(client: Client, seen: readonly (Seen | null)[]): Promise<boolean[]> {
+    const anonymous = !('userId' in client);
+    const counts = (s: Seen) => (anonymous ? rules.anonymous === 'address' : rules.countAuthor || s.ownerId !== client.userId);
+    const candidates = seen.filter((s): s is Seen => s !== null && counts(s));
+    const counted = new Set<Seen>();
+    if (candidates.length > 0) {
+      const window = anonymous ? keys.addressViewWindow(deps.viewerDigests.address(client.address)) : keys.viewWindow(client.userId);
+      const claimed = await scripts.claimViews({ window, windowMs: rules.windowMs, entities: candidates.map((s) => s.ref) });
+      const won = candidates.filter((_, i) => claimed[i]);
+      await add(
+        won.map((s) => s.ref),
+        anonymous ? '' : deps.viewerDigests.user(client.userId),
+      );
+      for (const s of won) counted.add(s);
+    }
+    return seen.map((s) => s !== null && counted.has(s));
+  }
 
   /** Adds the counted views, one script call per partition, each with the viewer's digest. */
   async function add(entities: readonly EntityRef[], digest: string) {
@@ -50,20 +82,27 @@ export function createViewService(deps: ViewServiceDeps) {
       const ids = [...new Set(postIds)];
       await deps.chargeViews(client, ids.length);
       const posts = await Promise.all(ids.map(async (id) => deps.visibility.post(await deps.postCache.get(id))));
-      const anonymous = !('userId' in client);
-      const counts = (post: PostModel) =>
-        anonymous ? rules.anonymous === 'address' : rules.countAuthor || post.authorId !== client.userId;
-      const candidates = posts.filter((post): post is PostModel => post !== null && counts(post));
-      const counted = new Set<number>();
-      if (candidates.length > 0) {
-        const window = anonymous ? keys.addressViewWindow(deps.viewerDigests.address(client.address)) : keys.viewWindow(client.userId);
-        const entities = candidates.map((post) => ({ type: POST, id: post.id }));
-        const claimed = await scripts.claimViews({ window, windowMs: rules.windowMs, entities });
-        const won = entities.filter((_, i) => claimed[i]);
-        await add(won, anonymous ? '' : deps.viewerDigests.user(client.userId));
-        for (const entity of won) counted.add(entity.id);
-      }
-      return posts.map((post, i) => (post ? { post, counted: counted.has(post.id) } : notFound(`post ${ids[i]} not found`)));
+      const counted = await record(
+        client,
+        posts.map((post) => (post ? { ref: { type: POST, id: post.id }, ownerId: post.authorId } : null)),
+      );
+      return posts.map((post, i) => (post ? { post, counted: counted[i]! } : notFound(`post ${ids[i]} not found`)));
+    },
+
+    /**
+     * `client`'s views of entities of `type` by the owner's ids (distinct, in order); BAD_USER_INPUT
+     * for a type that is not the product's or counts no views.
+     */
+    async recordOnEntities(client: Client, type: string, keysSeen: readonly string[]): Promise<RecordedEntityView[]> {
+      if (!TYPES.get(ownerType(type)).views) throw badInput(`a ${type} counts no views (ENTITY_TYPES)`, { argumentName: 'type' });
+      const ids = [...new Set(keysSeen)];
+      await deps.chargeViews(client, ids.length);
+      const entities = await Promise.all(ids.map((key) => deps.entityCache.get(type, key)));
+      const counted = await record(
+        client,
+        entities.map((entity) => (entity ? { ref: { type, id: entity.id }, ownerId: entity.ownerId } : null)),
+      );
+      return entities.map((entity, i) => (entity ? { entity, counted: counted[i]! } : notFound(`${type} ${ids[i]} not found`)));
     },
   };
 }

@@ -77,7 +77,7 @@ describe('loadConfig', () => {
   it('reads ENTITY_TYPES and names a bad one', () => {
     expect(loadConfig({}).entityTypes).toEqual([]);
     expect(loadConfig({ ENTITY_TYPES: 'comment;video:like:unowned' }).entityTypes).toEqual([
-      { name: 'comment', kinds: ['like', 'fav', 'bookmark', 'reactions'], owned: true },
+      { name: 'comment', kinds: ['like', 'fav', 'bookmark', 'reactions', 'views'], owned: true },
       { name: 'video', kinds: ['like'], owned: false },
     ]);
     expect(problemsOf({ ENTITY_TYPES: 'post' })).toEqual(['ENTITY_TYPES: "post" is Tally\'s own type']);

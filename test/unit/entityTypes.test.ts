@@ -8,7 +8,7 @@ const names = (list: readonly { name: string }[]) => list.map((k) => k.name);
 describe('ENTITY_TYPES', () => {
   it('names types with their kinds and owners', () => {
     expect(parseEntityTypes('comment; video:like,reactions:unowned ;blog_post:bookmark')).toEqual([
-      { name: 'comment', kinds: ['like', 'fav', 'bookmark', 'reactions'], owned: true },
+      { name: 'comment', kinds: ['like', 'fav', 'bookmark', 'reactions', 'views'], owned: true },
       { name: 'video', kinds: ['like', 'reactions'], owned: false },
       { name: 'blog_post', kinds: ['bookmark'], owned: true },
     ]);

@@ -3,7 +3,7 @@
 
 import { BOOKMARK, POST_RELATIONS, type Relation } from '../../domain/relations.js';
 import { MAX_VIEWS_PER_REQUEST } from '../../domain/views.js';
-import { parseId, parseWatchedIds } from '../args.js';
+import { oneToMax, parseId, parseWatchedIds } from '../args.js';
 import type { GraphQLContext } from '../context.js';
 import { requireAccountHolder, requireService, requireViewer } from '../context.js';
 import type { EraseAccountPayloadResolvers, MutationResolvers } from '../generated.js';
@@ -99,6 +99,12 @@ export const Mutation: MutationResolvers = {
   recordViews: async (_, { input }, ctx) => {
     const client = ctx.viewer ? { userId: ctx.viewer.id } : { address: ctx.scope.client };
     return { views: await ctx.deps.commands.views.recordOnPosts(client, parseWatchedIds(input.postIds, 'postIds', MAX_VIEWS_PER_REQUEST)) };
+  },
+
+  recordEntityViews: async (_, { input }, ctx) => {
+    const client = ctx.viewer ? { userId: ctx.viewer.id } : { address: ctx.scope.client };
+    const ids = oneToMax(input.ids, 'ids', MAX_VIEWS_PER_REQUEST);
+    return { views: await ctx.deps.commands.views.recordOnEntities(client, input.type, ids) };
   },
 
   eraseAccount: (_, { input }, ctx) => ctx.deps.commands.accounts.erase(requireAccountHolder(ctx), input),

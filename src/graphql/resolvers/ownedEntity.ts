@@ -24,7 +24,9 @@ type ${type.typename} implements OwnedEntity {
   "The viewer's own relations to it; null without a token."
   myState: PostViewerState
   "Its reactions, as Post.reactionGroups."
-  reactionGroups: [ReactionGroup!]!
+  reactionGroups: [ReactionGroup!]!${
+    type.views ? `\n  "How often, and by how many people, it was seen (recordEntityViews), as Post.views."\n  views: ViewCounts!` : ''
+  }
   "Who liked (or favourited) it, as Post.likers."
   likers(
     "Likers (the default) or favouriters (BAD_USER_INPUT for a kind a ${type.name} does not take)."
@@ -70,6 +72,9 @@ const ownerTypeResolvers = {
     settersOf(refOf(entity), kindTakenBy(entity.type, reactionNamed(args.content)), 'reactors', args.first, args.after, ctx),
 };
 
+/** A type that counts views has them too: slots of the same packed counters. */
+const withViews = { ...ownerTypeResolvers, views: (entity: EntityModel, _: unknown, ctx: GraphQLContext) => countsOf(entity, ctx) };
+
 interface ListArgs {
   first?: number | null;
   after?: string | null;
@@ -79,6 +84,6 @@ interface ListArgs {
 export function ownerTypeResolverMap(): Record<string, object> {
   return {
     OwnedEntity: { __resolveType: (entity: OwnedEntity) => TYPES.get(entity.type).typename },
-    ...Object.fromEntries(TYPES.owned.map((type) => [type.typename, ownerTypeResolvers])),
+    ...Object.fromEntries(TYPES.owned.map((type) => [type.typename, type.views ? withViews : ownerTypeResolvers])),
   };
 }

@@ -1,8 +1,7 @@
 import { KINDS } from '../../domain/kinds.js';
 import { BOOKMARK } from '../../domain/relations.js';
-import { badInput } from '../../errors.js';
 import { kindTakenBy, ownerType } from '../../services/entities.js';
-import { MAX_IDS_PER_REQUEST, parseId, parseIds, parsePageSize } from '../args.js';
+import { MAX_IDS_PER_REQUEST, oneToMax, parseId, parseIds, parsePageSize } from '../args.js';
 import { toPage } from '../connection.js';
 import { requireViewer } from '../context.js';
 import type { QueryResolvers } from '../generated.js';
@@ -37,10 +36,7 @@ export const Query: QueryResolvers = {
 
   entities: async (_, { type, ids }, { loaders }) => {
     ownerType(type);
-    if (ids.length === 0 || ids.length > MAX_IDS_PER_REQUEST) {
-      throw badInput(`ids takes 1 to ${MAX_IDS_PER_REQUEST} ids, got ${ids.length}`, { argumentName: 'ids' });
-    }
-    return loaders.ownedEntity.loadMany(ids.map((key) => ({ type, key }))).then((found) =>
+    return loaders.ownedEntity.loadMany(oneToMax(ids, 'ids', MAX_IDS_PER_REQUEST).map((key) => ({ type, key }))).then((found) =>
       found.map((entity) => {
         if (entity instanceof Error) throw entity;
         return entity;
