@@ -164,6 +164,7 @@ export function createWorkers(parts: Parts, metrics: Metrics) {
   const entityPurge = createEntityPurge({
     entities: stores.entities,
     facts: stores.facts,
+    views: stores.views,
     relations: parts.relations,
     postCounters: counters.posts,
     redis,

@@ -33,6 +33,11 @@ export function createViewStore(db: Db) {
           WHERE entity_views.snapshot_ms < EXCLUDED.snapshot_ms`;
     },
 
+    /** Forgets an entity's views (a deleted entity's, purged). */
+    async delete(entityType: string, entityId: number): Promise<void> {
+      await db.entityView.deleteMany({ where: { entityType, entityId } });
+    },
+
     /** Whether any entity has views persisted. */
     async hasAny(): Promise<boolean> {
       return (await db.entityView.findFirst({ select: { entityId: true } })) !== null;

@@ -123,6 +123,8 @@ export function createKeys(prefix: string, partitions: number) {
     arrayIndex: (relation: string, entity: EntityRef) => `${prefix}${K.arrayIndex}${p(partitionOf(entity))}:${relation}:${name(entity)}`,
     /** Pending deltas of one entity (field = counter slot). */
     agg: (entity: EntityRef) => `${perPartition.aggPrefix(partitionOf(entity))}${name(entity)}`,
+    /** The entity's sketch of distinct viewers (lua/includes/viewerSketch.lua). */
+    viewers: (entity: EntityRef) => `${perPartition.viewersPrefix(partitionOf(entity))}${name(entity)}`,
     /** The entity's packed counters (src/counters/packedCounters.ts: 20 bytes and up). */
     counters: (entity: EntityRef) => `${perPartition.countersPrefix(partitionOf(entity))}${name(entity)}`,
     /** Held while one worker rebuilds the entity's counters. */

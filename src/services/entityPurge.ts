@@ -2,7 +2,8 @@
 // after its deletion (a scheduled worker job runs `run`). Until then its facts stay and keep
 // counting in its likers' and owner's counters; then every active fact on it is set inactive
 // through the relation store (src/services/undoFacts.ts), so each of those counters moves by
-// exactly its share, and once its own counters have folded down to zero they are deleted.
+// exactly its share, and once its own counters have folded down to zero they are deleted,
+// with its views (counters, sketch and PostgreSQL row).
 //
 // Each run starts again from PostgreSQL once the fact persister has written every event from
 // before the run: facts undone by an earlier run are then inactive there, so a run needs no
@@ -10,7 +11,9 @@
 import type { PostCounters } from '../counters/postCounters.js';
 import type { EntityStore } from '../db/entities.js';
 import type { FactStore } from '../db/facts.js';
-import type { EntityRef } from '../domain/entities.js';
+import type { ViewStore } from '../db/views.js';
+import { VIEW_SLOTS } from '../domain/counters.js';
+import { type EntityRef, entityName } from '../domain/entities.js';
 import { KINDS } from '../domain/kinds.js';
 import { NO_OWNER } from '../domain/relations.js';
 import { createPersistedMarks } from '../events/caughtUp.js';
@@ -23,6 +26,7 @@ import { IN_FLIGHT_MS, undoFacts } from './undoFacts.js';
 export interface EntityPurgeDeps {
   entities: EntityStore;
   facts: FactStore;
+  views: Pick<ViewStore, 'delete'>;
   relations: RelationStore;
   postCounters: Pick<PostCounters, 'loadEntities'>;
   redis: ScriptedRedis;
@@ -47,6 +51,8 @@ const ENTITIES_PER_RUN = 100;
 /** How long a run waits for the persister to pass its mark before leaving it to the next. */
 const SETTLE_MS = 10_000;
 const SETTLE_POLL_MS = 100;
+/** Slots that hold views, not the facts' counts: they need not fold to zero. */
+const VIEW_SLOT_NUMBERS: readonly number[] = Object.values(VIEW_SLOTS);
 
 export function createEntityPurge(deps: EntityPurgeDeps) {
   const persisted = createPersistedMarks(deps.redis, deps.keys);
@@ -62,12 +68,18 @@ export function createEntityPurge(deps: EntityPurgeDeps) {
     return true;
   }
 
-  /** Deletes the entity's counters once they folded down to zero (nothing left to fold); false while not yet. */
+  /**
+   * Deletes the entity's counters once the facts' counts folded down to zero (nothing left to
+   * fold), and its views with them; false while not yet.
+   */
   async function dropCounters(entity: EntityRef): Promise<boolean> {
     const [counts] = await deps.postCounters.loadEntities([entity]);
-    if (counts?.slots.some((n) => n !== 0)) return false;
+    if (counts?.slots.some((n, slot) => n !== 0 && !VIEW_SLOT_NUMBERS.includes(slot))) return false;
     if ((await deps.redis.exists(deps.keys.agg(entity))) > 0) return false;
-    await deps.redis.del(deps.keys.counters(entity));
+    const { keys, redis } = deps;
+    await redis.srem(keys.viewsPending(keys.partitionOf(entity)), entityName(entity));
+    await deps.views.delete(entity.type, entity.id);
+    await redis.del(keys.counters(entity), keys.viewers(entity));
     return true;
   }
 

@@ -66,6 +66,7 @@ describe('a deleted entity', () => {
       await like(userId, 'comment', 'kept');
       await react(userId, 'comment', 'gone', 'HEART');
       await react(userId, 'video', 'gone-v', 'ROCKET');
+      await act(userId, `mutation { recordEntityViews(input: { type: "comment", ids: ["gone"] }) { views { counted } } }`, {});
     }
     await like(1, 'comment', 'gone', 'FAV');
     expect(await waitFor(received, (r) => r.likes === 10 && r.favs === 1, { what: "the owner's counters" })).toEqual({
@@ -81,6 +82,8 @@ describe('a deleted entity', () => {
       (n) => n === 11,
       { what: 'the facts persisted' },
     );
+    const viewRows = () => t.app.db.entityView.findMany({ where: { entityType: 'comment', entityId: BigInt(gone!.id) } });
+    await waitFor(viewRows, (rows) => rows[0]?.total === 5n, { what: 'the views persisted' });
 
     const deleted = await t.gql(
       `mutation { deleteEntities(input: { entities: [{ type: "comment", id: "gone", version: "2" }, { type: "video", id: "gone-v", version: "2" }] }) { applied } }`,
@@ -110,6 +113,11 @@ describe('a deleted entity', () => {
     for (const entity of [gone!, goneVideo!]) {
       expect(await t.app.redis.exists(t.app.keys.counters({ type: entity.type, id: entity.id }))).toBe(0);
     }
+    // Its views with them: the sketch, the pending mark and the row in PostgreSQL.
+    const goneRef = { type: 'comment', id: gone!.id };
+    expect(await t.app.redis.exists(t.app.keys.viewers(goneRef))).toBe(0);
+    expect(await t.app.redis.sismember(t.app.keys.viewsPending(t.app.keys.partitionOf(goneRef)), `comment:${gone!.id}`)).toBe(0);
+    expect(await viewRows()).toEqual([]);
 
     // The entity that was not deleted is untouched.
     const kept = await t.gql(`query { entities(type: "comment", ids: ["kept"]) { counts { likes } } }`);
