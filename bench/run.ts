@@ -13,6 +13,7 @@ import { likeRatios, likeRows, runLikeScenario } from './scenarios/likes.js';
 import { liveSettings, runLiveScenario } from './scenarios/live.js';
 import { livePassed, liveRatios, liveTable } from './scenarios/liveMeasure.js';
 import { memoryDb, memoryRatios, memoryTable, runMemoryScenario } from './scenarios/memory.js';
+import { runViewScenario, viewRatios, viewTable } from './scenarios/views.js';
 
 /** `targets`: as the JSON lists them, when they are not the ratios'; `passed` false: a count was off or a request failed. */
 type Outcome = { results: unknown; table: string; ratios: Ratio[]; targets?: unknown[]; passed: boolean };
@@ -74,6 +75,14 @@ const SCENARIOS: Record<string, Scenario> = {
       const like = await runLikeScenario({ ...(await world()), likes });
       const passed = like.runs.every((r) => r.exact) && noFailures(like.runs);
       return rowsOutcome(like, like.runs, likeRows(like.runs, like.likes), likeRatios(like.runs), passed);
+    };
+  },
+  views: () => {
+    const requests = intSetting('BENCH_VIEW_REQUESTS', 2000, 1_000_000, 20);
+    return async ({ world, log }) => {
+      log(`views: server CPU per request, ${requests} recordViews of 20 posts against ${requests} likes, distinct users, 3 rounds`);
+      const views = await runViewScenario({ ...(await world()), requests });
+      return { results: views, table: viewTable(views), ratios: viewRatios(views), passed: true };
     };
   },
   memory: () => {

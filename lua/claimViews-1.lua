@@ -20,16 +20,20 @@ if not window or window < 1 then return -2 end
 local time = rcall('TIME')
 local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 
-local reply = {}
-for i = 2, #ARGV do
-  local last = tonumber(rcall('HGET', KEYS[1], ARGV[i]))
-  if last and now - last < window then
-    reply[i - 1] = 0
+local entities = { unpack(ARGV, 2) }
+local last = rcall('HMGET', KEYS[1], unpack(entities))
+local reply, counted = {}, {}
+for i, entity in ipairs(entities) do
+  local at = tonumber(last[i])
+  if at and now - at < window then
+    reply[i] = 0
   else
-    rcall('HSET', KEYS[1], ARGV[i], now)
-    reply[i - 1] = 1
+    reply[i] = 1
+    counted[#counted + 1] = entity
+    counted[#counted + 1] = now
   end
 end
+if #counted > 0 then rcall('HSET', KEYS[1], unpack(counted)) end
 
 if rcall('HLEN', KEYS[1]) > PRUNE_FROM and now - (tonumber(rcall('HGET', KEYS[1], '~')) or 0) >= window / 4 then
   local all = rcall('HGETALL', KEYS[1])

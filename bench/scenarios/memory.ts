@@ -9,7 +9,9 @@ import { POST_RELATIONS, type Relation } from '../../src/domain/relations.js';
 import { createReadiness } from '../../src/recovery/readiness.js';
 import { createKeys } from '../../src/redis/keys.js';
 import { type ScriptedRedis, withScripts } from '../../src/redis/luaScripts.js';
+import { createScripts } from '../../src/redis/scripts.js';
 import { createRelationStore } from '../../src/relations/relationStore.js';
+import { createViewerDigests } from '../../src/services/viewerDigests.js';
 import { intSetting } from '../lib/env.js';
 import { columns, type Ratio, ratioLine, redisSettings, times } from '../lib/report.js';
 import { inGroups, range } from '../lib/seed.js';
@@ -20,6 +22,7 @@ const POST_BATCH = 20; // posts written, measured and deleted at once (bounds wh
 const [COUNTED_ENTITIES, SLOTS] = [100_000, 1024]; // SLOTS: entities per fixed-slot string
 const BYTES_PER_RELATION_TARGET = 10; // issue 8, sparse and long tail; dense: at most the plain bitmap
 const REDIS_SETTINGS = ['hash-max-listpack-entries', 'hash-max-listpack-value', 'set-max-intset-entries'];
+const [VIEWERS, VIEWS_EXACT_UP_TO] = [[1, 100, 100_000], 1000]; // issue 27; VIEWS_EXACT_UP_TO's default
 const LIKE = POST_RELATIONS.LIKE;
 const keys = createKeys('', PARTITIONS);
 const post = (id: number) => ({ type: POST, id });
@@ -198,6 +201,28 @@ async function measureEntities(redis: Redis) {
   return results;
 }
 
+/** Bytes of one post's sketch of distinct viewers with n of them (fed as recordViews feeds it), and of a viewer's window per post viewed. */
+async function measureViews(redis: Redis & ScriptedRedis) {
+  const scripts = createScripts(redis, keys);
+  const digests = createViewerDigests('bench views');
+  const sketches = [];
+  for (const viewers of VIEWERS) {
+    for (const users of inGroups(range(1, viewers), 1000)) {
+      await scripts.addViews({ exactUpTo: VIEWS_EXACT_UP_TO, views: users.map((u) => ({ entity: post(1), digest: digests.user(u) })) });
+    }
+    const bytes = Number(await redis.memory('USAGE', keys.viewers(post(1)), 'SAMPLES', 0));
+    const estimate = await redis.pfcount(keys.viewers(post(1))).catch(() => viewers); // an exact list is no HyperLogLog
+    sketches.push({ viewers, bytes, perViewer: bytes / viewers, error: (estimate - viewers) / viewers });
+    await redis.flushdb();
+  }
+  // One viewer's window after viewing 1,000 posts.
+  const window = keys.viewWindow(1);
+  for (const ids of inGroups(range(1, 1000), 100)) await scripts.claimViews({ window, windowMs: 3_600_000, entities: ids.map(post) });
+  const windowBytes = Number(await redis.memory('USAGE', window, 'SAMPLES', 0));
+  await redis.flushdb();
+  return { sketches, windowPerView: windowBytes / 1000 };
+}
+
 export const memoryDb = () => intSetting('BENCH_MEMORY_DB', 15, 10_000, 0);
 
 export type MemoryResults = Awaited<ReturnType<typeof runMemoryScenario>>;
@@ -218,8 +243,9 @@ export async function runMemoryScenario(opts: { redisUrl: string; db: number; lo
       opts.log(`  ${row.dataSet}: ${row.relations} relations on ${row.entities} posts; B/relation ${per.join(', ')}`);
     }
     const entities = await measureEntities(redis);
+    const views = await measureViews(redis);
     const info = await redisSettings(redis, REDIS_SETTINGS);
-    return { method: 'docs/performance.md#the-bench', db: opts.db, redis: info, relations, entities };
+    return { method: 'docs/performance.md#the-bench', db: opts.db, redis: info, relations, entities, views };
   } finally {
     await redis.flushdb();
     redis.disconnect();
@@ -267,7 +293,18 @@ export function memoryTable(results: MemoryResults): string {
     results.entities.map((e) => [e.description, bytes(e.perEntity), times(e.bytes / packed.bytes), keyCounts(e.keys)]),
     (i) => i >= 1 && i < 3,
   );
+  const views = columns(
+    ['memory per viewed post: sketch of distinct viewers', 'B/post', 'B/viewer', 'unique error'],
+    results.views.sketches.map((s) => [
+      `${s.viewers.toLocaleString('en-US')} viewers`,
+      String(s.bytes),
+      bytes(s.perViewer),
+      `${(s.error * 100).toFixed(2)} %`,
+    ]),
+    (i) => i >= 1,
+  );
+  const window = `A viewer's window (VIEW_WINDOW_MS): ${bytes(results.views.windowPerView)} per post viewed, kept one window.`;
   const redis = Object.entries(results.redis).map(([name, value]) => `${name} ${value}`);
   const note = `Keys named as in a deployment without REDIS_KEY_PREFIX, in Redis database ${results.db} (Redis ${redis.join(', ')}).`;
-  return [perRelation, '', perEntity, note, '', ...memoryRatios(results).map(ratioLine)].join('\n');
+  return [perRelation, '', perEntity, '', views, window, note, '', ...memoryRatios(results).map(ratioLine)].join('\n');
 }

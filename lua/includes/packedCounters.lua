@@ -36,7 +36,7 @@ end
 
 --- @include "includes/viewSlots"
 
--- Views are counted outside the facts and the event log (lua/addViews-2.lua): counters rebuilt
+-- Views are counted outside the facts and the event log (lua/addViews-1.lua): counters rebuilt
 -- from either take the entity's view slots as they stand, plus the view deltas still pending
 -- in its aggregation hash (which the rebuild drops).
 local function keepViews(v, countersKey, aggKey)

@@ -32,13 +32,14 @@ local function sketchCount(key)
   return raw and size(decodeList(raw)) or 0
 end
 
--- Adds `digest` to the sketch at `key`: how much its count moved.
+-- Adds `digest` to the sketch at `key`: how much its count moved. A HyperLogLog's is not
+-- counted here (a PFCOUNT after each change would cost more than the view): the snapshot
+-- job recounts it (lua/takeViewSnapshots-2.lua), so 0.
 local function sketchAdd(key, digest, exact)
   local raw = redis.call('GET', key)
   if isHll(raw) then
-    local before = redis.call('PFCOUNT', key)
-    if redis.call('PFADD', key, digestText(digest)) == 0 then return 0 end
-    return redis.call('PFCOUNT', key) - before
+    redis.call('PFADD', key, digestText(digest))
+    return 0
   end
   local list = decodeList(raw)
   local n = size(list)

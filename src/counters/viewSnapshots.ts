@@ -1,5 +1,5 @@
 // Views persisted to PostgreSQL (entity_views), so that they survive a Redis loss: a job takes
-// each partition's entities whose views changed (lua/takeViewSnapshots-1.lua) and writes their
+// each partition's entities whose views changed (lua/takeViewSnapshots-2.lua) and writes their
 // views as they stand, every VIEWS_PERSIST_INTERVAL_MS. A snapshot replaces the row only if it
 // is newer, so a late or repeated write is harmless. What a Redis loss costs: the views
 // recorded since their entity's last snapshot. After the loss the entity restore adds the rest

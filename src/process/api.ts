@@ -9,7 +9,7 @@ import type { ApiDeps } from '../graphql/apiDeps.js';
 import { createCursorCodec } from '../graphql/cursor.js';
 import { createRateLimiter } from '../limits/rateLimiter.js';
 import { createDurableReads } from '../recovery/durableReads.js';
-import type { RedisClient } from '../redis/client.js';
+import { isCluster, type RedisClient } from '../redis/client.js';
 import { createScripts } from '../redis/scripts.js';
 import { announcementChannels, createAnnouncements } from '../services/announcements.js';
 import { chargeTo, free } from '../services/charges.js';
@@ -98,6 +98,7 @@ export function createApi(parts: Parts, options: ApiOptions = {}) {
       viewRules: config.views,
       viewerDigests: createViewerDigests(config.views.digestSecret),
       chargeViews: options.operator ? async () => {} : (client, views) => rateLimiter.takeAll('views', client, views),
+      perPartition: isCluster(redis),
     }),
   };
   return {

@@ -37,6 +37,12 @@ export const LUA_KEY_NAMES = {
   chunkIndex: 'bmi:',
   arrayBlock: 'ra:',
   arrayIndex: 'rai:',
+  dirty: 'dirty:',
+  aggregation: 'agg:',
+  viewers: 'vu:',
+  viewsPending: 'vpend:',
+  /** The schema version in per-entity counter keys (`agg:{pN}:v1:<type>:<id>`). */
+  schema: `${SCHEMA}:`,
 } as const;
 const K = LUA_KEY_NAMES;
 
@@ -53,7 +59,7 @@ export function createKeys(prefix: string, partitions: number) {
     /** Outbox / event log partition (stream). */
     outbox: (n: number) => `${prefix}ob:${p(n)}`,
     /** Entities with pending deltas in their aggregation hash. */
-    dirty: (n: number) => `${prefix}dirty:${p(n)}`,
+    dirty: (n: number) => `${prefix}${K.dirty}${p(n)}`,
     /** The dirty set a flush is folding right now (renamed from `dirty`). */
     folding: (n: number) => `${prefix}dirtyfold:${p(n)}`,
     /** Aggregator state: applied position per source, last applied event id. */
@@ -77,12 +83,12 @@ export function createKeys(prefix: string, partitions: number) {
     /** Consumer lease of one partition for one group. */
     lease: (n: number, group: string) => `${prefix}lease:${p(n)}:${group}`,
     // Prefixes for keys a script builds per entity (`<prefix><type>:<id>`).
-    aggPrefix: (n: number) => `${prefix}agg:${p(n)}:${SCHEMA}:`,
+    aggPrefix: (n: number) => `${prefix}${K.aggregation}${p(n)}:${K.schema}`,
     countersPrefix: (n: number) => `${prefix}cnt:${p(n)}:${SCHEMA}:`,
     /** Prefix of the entities' sketches of distinct viewers (lua/includes/viewerSketch.lua). */
-    viewersPrefix: (n: number) => `${prefix}vu:${p(n)}:${SCHEMA}:`,
+    viewersPrefix: (n: number) => `${prefix}${K.viewers}${p(n)}:${K.schema}`,
     /** Entities whose views changed since they were last persisted to PostgreSQL. */
-    viewsPending: (n: number) => `${prefix}vpend:${p(n)}`,
+    viewsPending: (n: number) => `${prefix}${K.viewsPending}${p(n)}`,
     /** Entities whose persisted views a restore after a Redis loss added back (so a repeat adds nothing). */
     viewsRestored: (n: number) => `${prefix}vrest:${p(n)}`,
     /** The partition's hash tag: scripts name an entity's relation keys from it (includes/relationSet.lua). */

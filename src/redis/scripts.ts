@@ -353,18 +353,16 @@ export function createScripts(redis: ScriptedRedis, keys: Keys) {
       (await call<number[]>('claimViews', a.window, a.windowMs, ...a.entities.map(entityName))).map((counted) => counted === 1),
 
     /**
-     * Adds one view to each entity (of one partition), with its viewer's digest ('' for a view
-     * counted in `total` only); how much each entity's estimate of distinct viewers moved.
+     * Adds one view to each entity (of one partition on a Cluster), with its viewer's digest
+     * ('' for a view counted in `total` only); how much each entity's count of distinct viewers moved.
      */
-    addViews: (a: { partition: number; exactUpTo: number; views: readonly { entity: EntityRef; digest: string }[] }) =>
+    addViews: (a: { exactUpTo: number; views: readonly { entity: EntityRef; digest: string }[] }) =>
       call<number[]>(
         'addViews',
-        keys.dirty(a.partition),
-        keys.viewsPending(a.partition),
-        keys.aggPrefix(a.partition),
-        keys.viewersPrefix(a.partition),
+        keys.dirty(keys.partitionOf(a.views[0]!.entity)),
+        keys.prefix,
         a.exactUpTo,
-        ...a.views.flatMap((view) => [entityName(view.entity), view.digest]),
+        ...a.views.flatMap((view) => [tagOf(view.entity), entityName(view.entity), view.digest]),
       ),
 
     /**
@@ -376,6 +374,7 @@ export function createScripts(redis: ScriptedRedis, keys: Keys) {
       const [at, ...flat] = await callBuffer<[number, ...(Buffer | number)[]]>(
         'takeViewSnapshots',
         keys.viewsPending(p),
+        keys.dirty(p),
         keys.prefix,
         keys.partitionTag(p),
         keys.countersPrefix(p),

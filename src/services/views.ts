@@ -1,7 +1,7 @@
 // Recording views: which of the posts (or of the entities a product owns) a client showed
 // count a view now, by the deployment's rules (src/domain/views.ts), added to their counters in
-// one step per partition (lua/claimViews-1.lua for the viewer's window, lua/addViews-2.lua for
-// the entities). A view whose recording fails between the two steps is lost, never counted twice.
+// one step (lua/claimViews-1.lua for the viewer's window, lua/addViews-1.lua for the entities,
+// one call per partition on a Cluster). A view whose recording fails between the two steps is lost, never counted twice.
 import type { OwnedEntity } from '../db/entities.js';
 import type { EntityCache } from '../db/entityCache.js';
 import type { PostCache } from '../db/postCache.js';
@@ -12,6 +12,7 @@ import type { ViewRules } from '../domain/views.js';
 import { badInput, notFound } from '../errors.js';
 import type { Client } from '../limits/rateLimiter.js';
 import type { Keys } from '../redis/keys.js';
+import { commandGroups } from '../redis/partition.js';
 import type { Scripts } from '../redis/scripts.js';
 import { ownerType } from './entities.js';
 import type { ViewerDigests } from './viewerDigests.js';
@@ -27,6 +28,8 @@ export interface ViewServiceDeps {
   viewerDigests: ViewerDigests;
   /** Takes `views` tokens of the client's `views` budget, all or none (RATE_LIMITED). */
   chargeViews: (client: Client, views: number) => Promise<void>;
+  /** Whether each script call must stay in one partition (a Redis Cluster). */
+  perPartition: boolean;
 }
 
 /** A post's view as recorded, or the NOT_FOUND of a post that is missing or deleted. */
@@ -62,16 +65,11 @@ export function createViewService(deps: ViewServiceDeps) {
     return seen.map((s) => s !== null && counted.has(s));
   }
 
-  /** Adds the counted views, one script call per partition, each with the viewer's digest. */
+  /** Adds the counted views with the viewer's digest: one script call (one per partition on a Cluster). */
   async function add(entities: readonly EntityRef[], digest: string) {
-    const byPartition = new Map<number, EntityRef[]>();
-    for (const entity of entities) {
-      const partition = keys.partitionOf(entity);
-      byPartition.set(partition, [...(byPartition.get(partition) ?? []), entity]);
-    }
     await Promise.all(
-      [...byPartition].map(([partition, group]) =>
-        scripts.addViews({ partition, exactUpTo: rules.exactUpTo, views: group.map((entity) => ({ entity, digest })) }),
+      commandGroups(entities, keys.partitionOf, deps.perPartition).map((group) =>
+        scripts.addViews({ exactUpTo: rules.exactUpTo, views: group.map((i) => ({ entity: entities[i]!, digest })) }),
       ),
     );
   }
