@@ -25,6 +25,9 @@
     ARGV[4] key prefix                ARGV[5] partition tag "{pN}" (to reach the facts)
     ARGV[6] bitmap-backed relations, e.g. "like:1,fav:2"
     ARGV[7] shard channel of the partition's live counts   counts:{pN}
+    ARGV[8] the latest asOf a new pass may note (epoch ms): when the partition's buffered
+            views were last added up (lua/foldViews-3.lua), so the views hold every one
+            recorded before it too
 
   Output: { entities folded, entities left in this pass, rebuilt from facts, entities pushed }
 ]]
@@ -38,13 +41,13 @@ local rcall = redis.call
 --- @include "includes/pushCounts"
 
 local limit = tonumber(ARGV[1])
-if not limit or limit < 1 then return -2 end
+if not limit or limit < 1 or not tonumber(ARGV[8]) then return -2 end
 local relations = parseRelations(ARGV[6])
 
 -- The asOf that holds once everything aggregated so far is folded: every change
 -- acknowledged before the first event the aggregator has not applied yet.
 local function asOfWhenFolded()
-  return coveredUntil(rcall('HGET', KEYS[5], 'event'), KEYS[6])
+  return math.min(coveredUntil(rcall('HGET', KEYS[5], 'event'), KEYS[6]), tonumber(ARGV[8]))
 end
 
 local function publish(asOf)

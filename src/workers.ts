@@ -34,7 +34,7 @@ export const VIEWS_QUEUE = 'tally-views';
 export function createWorkers(parts: Parts, metrics: Metrics) {
   const { config, keys, logger, db, redis, jobsRedis, eventLogs, stores, queues, counters, recovery } = parts;
   const userCounters = counters.users;
-  const flusher = createFlusher({ redis, keys });
+  const flusher = createFlusher({ redis, keys, viewsExactUpTo: config.views.exactUpTo });
   const aggregator = createAggregator({ redis, keys, logger });
   const eventLog = eventLogs.consumed;
   const relay = relayFor(eventLogs, logger);
@@ -99,8 +99,8 @@ export function createWorkers(parts: Parts, metrics: Metrics) {
       if (partitions.includes(0)) await userCounters.publishAsOf();
     },
   });
-  // Views reach PostgreSQL by snapshot, per group of partitions as the flush folds them.
-  const viewSnapshots = createViewSnapshots({ redis, keys, store: stores.views });
+  // Views' distinct viewers are counted and views reach PostgreSQL by snapshot, per group of partitions as the flush folds them.
+  const viewSnapshots = createViewSnapshots({ redis, keys, store: stores.views, foldViews: flusher.foldViews });
   const viewJobs = createScheduledJobs<{ partitions: number[] }>({
     queue: VIEWS_QUEUE,
     connection: jobsRedis,

@@ -207,8 +207,10 @@ async function measureViews(redis: Redis & ScriptedRedis) {
   const digests = createViewerDigests('bench views');
   const sketches = [];
   for (const viewers of VIEWERS) {
+    const partition = keys.partitionOf(post(1));
     for (const users of inGroups(range(1, viewers), 1000)) {
-      await scripts.addViews({ exactUpTo: VIEWS_EXACT_UP_TO, views: users.map((u) => ({ entity: post(1), digest: digests.user(u) })) });
+      await scripts.addViews(users.map((u) => ({ entity: post(1), digest: digests.user(u) })));
+      await scripts.foldViews({ partition, exactUpTo: VIEWS_EXACT_UP_TO, limit: 1000 });
     }
     const bytes = Number(await redis.memory('USAGE', keys.viewers(post(1)), 'SAMPLES', 0));
     const estimate = await redis.pfcount(keys.viewers(post(1))).catch(() => viewers); // an exact list is no HyperLogLog

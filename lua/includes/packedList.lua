@@ -25,12 +25,21 @@ local function valueAt(list, i)
     local b1, b2, b3, b4 = string.byte(list.s, at, at + 3)
     return ((b1 * 256 + b2) * 256 + b3) * 256 + b4
   end
+  if w == 6 then -- viewer digests (includes/viewerSketch)
+    local b1, b2, b3, b4, b5, b6 = string.byte(list.s, at, at + 5)
+    return ((((b1 * 256 + b2) * 256 + b3) * 256 + b4) * 256 + b5) * 256 + b6
+  end
   local value = 0
   for k = at, at + w - 1 do value = value * 256 + string.byte(list.s, k) end
   return value
 end
 
 local function pack(value, w)
+  if w == 6 then
+    local high, low = math.floor(value / 16777216), value % 16777216
+    local h1, l1 = math.floor(high / 65536), math.floor(low / 65536)
+    return string.char(h1, math.floor(high / 256) % 256, high % 256, l1, math.floor(low / 256) % 256, low % 256)
+  end
   local bytes = {}
   for k = w - 1, 0, -1 do bytes[#bytes + 1] = math.floor(value / 256 ^ k) % 256 end
   return string.char(unpack(bytes))
@@ -54,14 +63,17 @@ local function without(list, lo, hi)
   return { w = list.w, s = string.sub(list.s, 1, before(list, lo)) .. string.sub(list.s, before(list, hi) + 1) }
 end
 
+-- The list with every value `w` bytes wide (itself when they are already as wide).
+local function widened(list, w)
+  if w <= list.w then return list end
+  local wide = { string.char(w) }
+  for i = 1, size(list) do wide[i + 1] = pack(valueAt(list, i), w) end
+  return { w = w, s = table.concat(wide) }
+end
+
 -- The list with `value` inserted at position `at`, widened if the value needs more bytes.
 local function inserted(list, at, value)
-  local w = widthFor(value)
-  if w > list.w then
-    local wide = { string.char(w) }
-    for i = 1, size(list) do wide[i + 1] = pack(valueAt(list, i), w) end
-    list = { w = w, s = table.concat(wide) }
-  end
+  list = widened(list, widthFor(value))
   local cut = before(list, at)
   return { w = list.w, s = string.sub(list.s, 1, cut) .. pack(value, list.w) .. string.sub(list.s, cut + 1) }
 end

@@ -1,7 +1,8 @@
 -- An entity's sketch of distinct viewers, in one key: up to `exact` viewers an exact sorted
 -- list of viewer digests (includes/packedList); past that, a Redis HyperLogLog of the same
 -- digests (at most 12 KiB, 0.81 % standard error). Digests are keyed hashes below 2^48
--- (src/services/viewerDigests.ts): nothing here names a viewer.
+-- (src/services/viewerDigests.ts): nothing here names a viewer. Viewers are added in batches
+-- (lua/foldViews-3.lua), so a hot post's list is rewritten once per batch, not per view.
 --- @include "includes/packedList"
 local HLL_MAGIC = 'HYLL'
 
@@ -32,29 +33,51 @@ local function sketchCount(key)
   return raw and size(decodeList(raw)) or 0
 end
 
--- Adds `digest` to the sketch at `key`: how much its count moved. A HyperLogLog's is not
--- counted here (a PFCOUNT after each change would cost more than the view): the snapshot
--- job recounts it (lua/takeViewSnapshots-2.lua), so 0.
-local function sketchAdd(key, digest, exact)
+-- `list` with the values of `sorted` (ascending, distinct) that it lacks: the new list and
+-- how many were new. One pass: each value is placed by a binary search, and the list is
+-- rebuilt once from its slices.
+local function merged(list, sorted)
+  list = widened(list, widthFor(sorted[#sorted]))
+  local w = list.w
+  local parts, from, added = { string.char(w) }, 1, 0
+  for _, value in ipairs(sorted) do
+    local at = lowerBound(list, value)
+    if at > size(list) or valueAt(list, at) ~= value then
+      parts[#parts + 1] = string.sub(list.s, before(list, from) + 1, before(list, at))
+      parts[#parts + 1] = pack(value, w)
+      from, added = at, added + 1
+    end
+  end
+  parts[#parts + 1] = string.sub(list.s, before(list, from) + 1)
+  return { w = w, s = table.concat(parts) }, added
+end
+
+-- Adds `digests` (numbers, in any order, repeats allowed) to the sketch at `key`: how much its
+-- exact count moved. A HyperLogLog's count is not taken here (lua/takeViewSnapshots-2.lua
+-- counts it): 0, but for the batch that turns the list into one.
+local function sketchAddMany(key, digests, exact)
+  if #digests == 0 then return 0 end
   local raw = redis.call('GET', key)
   if isHll(raw) then
-    redis.call('PFADD', key, digestText(digest))
+    feedHll(key, digests)
     return 0
   end
-  local list = decodeList(raw)
-  local n = size(list)
-  local at = lowerBound(list, digest)
-  if at <= n and valueAt(list, at) == digest then return 0 end
-  if n < exact then
-    redis.call('SET', key, inserted(list, at, digest).s)
-    return 1
+  table.sort(digests)
+  local sorted = {}
+  for _, value in ipairs(digests) do
+    if value ~= sorted[#sorted] then sorted[#sorted + 1] = value end
   end
-  -- One viewer past the exact list: the same digests go into a HyperLogLog instead.
-  local digests = listValues(list)
-  digests[#digests + 1] = digest
+  local list = decodeList(raw)
+  local before = size(list)
+  local grown, added = merged(list, sorted)
+  if before + added <= exact then
+    if added > 0 then redis.call('SET', key, grown.s) end
+    return added
+  end
+  -- Past the exact list: the same digests go into a HyperLogLog instead.
   redis.call('DEL', key)
-  feedHll(key, digests)
-  return redis.call('PFCOUNT', key) - n
+  feedHll(key, listValues(grown))
+  return redis.call('PFCOUNT', key) - before
 end
 
 -- Merges the sketch `other` (as stored, from elsewhere) into the one at `key`; `spare` is a
@@ -71,5 +94,5 @@ local function sketchMerge(key, other, exact, spare)
     redis.call('DEL', spare)
     return
   end
-  for _, digest in ipairs(listValues(decodeList(other))) do sketchAdd(key, digest, exact) end
+  sketchAddMany(key, listValues(decodeList(other)), exact)
 end

@@ -1,6 +1,7 @@
 // Folds aggregated deltas into the packed counters, partition by partition, one bounded Lua
-// call at a time (see lua/foldDirtyCounters-8.lua). Stopping between calls loses nothing:
-// the pass resumes from the `folding` set next time.
+// call at a time (see lua/foldDirtyCounters-8.lua), the partition's buffered views added up
+// first (lua/foldViews-3.lua). Stopping between calls loses nothing: the pass
+// resumes from the `folding` set next time.
 import type { Keys } from '../redis/keys.js';
 import { createScripts, type ScriptedRedis } from '../redis/scripts.js';
 
@@ -12,13 +13,27 @@ export interface FoldResult {
   calls: number;
 }
 
-export function createFlusher(deps: { redis: ScriptedRedis; keys: Keys }) {
+/** Buffered views per call (a call adds up each entity's in one write of its counters and sketch). */
+const VIEWS_PER_CALL = 2000;
+
+export function createFlusher(deps: { redis: ScriptedRedis; keys: Keys; viewsExactUpTo: number }) {
   const scripts = createScripts(deps.redis, deps.keys);
 
-  const foldOnce = (partition: number, limit: number) => scripts.foldDirtyCounters({ partition, limit });
+  /** Adds up the partition's buffered views until none are left: Redis's time then. */
+  async function foldViews(partition: number): Promise<number> {
+    for (;;) {
+      const { taken, at } = await scripts.foldViews({ partition, exactUpTo: deps.viewsExactUpTo, limit: VIEWS_PER_CALL });
+      if (taken < VIEWS_PER_CALL) return at;
+    }
+  }
+
+  /** One call of the partition's pass; a new pass's asOf is at most when its views were last added up. */
+  const foldOnce = async (partition: number, limit: number) =>
+    scripts.foldDirtyCounters({ partition, limit, asOfAtMost: await foldViews(partition) });
 
   return {
     foldOnce,
+    foldViews,
 
     /**
      * Completes one flush pass on each partition. Partitions are folded concurrently (their

@@ -1,6 +1,7 @@
-// Views persisted to PostgreSQL (entity_views), so that they survive a Redis loss: a job takes
-// each partition's entities whose views changed (lua/takeViewSnapshots-2.lua) and writes their
-// views as they stand, every VIEWS_PERSIST_INTERVAL_MS. A snapshot replaces the row only if it
+// Views persisted to PostgreSQL (entity_views), so that they survive a Redis loss: a job adds
+// up each partition's buffered views (as the flush does), takes its entities
+// whose views changed (lua/takeViewSnapshots-2.lua) and writes their views as they stand,
+// every VIEWS_PERSIST_INTERVAL_MS. A snapshot replaces the row only if it
 // is newer, so a late or repeated write is harmless. What a Redis loss costs: the views
 // recorded since their entity's last snapshot. After the loss the entity restore adds the rest
 // back (src/recovery/entityRestore.ts).
@@ -12,12 +13,19 @@ import { createScripts, type ScriptedRedis } from '../redis/scripts.js';
 /** Entities per script call and per INSERT. */
 const BATCH = 500;
 
-export function createViewSnapshots(deps: { redis: ScriptedRedis; keys: Keys; store: ViewStore }) {
+export function createViewSnapshots(deps: {
+  redis: ScriptedRedis;
+  keys: Keys;
+  store: ViewStore;
+  /** Adds up a partition's buffered views (the flusher's). */
+  foldViews: (partition: number) => Promise<unknown>;
+}) {
   const { redis, keys, store } = deps;
   const scripts = createScripts(redis, keys);
 
-  /** Persists every pending entity of the partition: how many. */
+  /** Persists every pending entity of the partition, its buffered views added up first: how many. */
   async function persistPartition(partition: number): Promise<number> {
+    await deps.foldViews(partition);
     let written = 0;
     for (;;) {
       const { at, taken } = await scripts.takeViewSnapshots({ partition, limit: BATCH });

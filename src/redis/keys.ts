@@ -41,6 +41,7 @@ export const LUA_KEY_NAMES = {
   aggregation: 'agg:',
   viewers: 'vu:',
   viewsPending: 'vpend:',
+  viewBuffer: 'vbuf:',
   /** The schema version in per-entity counter keys (`agg:{pN}:v1:<type>:<id>`). */
   schema: `${SCHEMA}:`,
 } as const;
@@ -87,6 +88,8 @@ export function createKeys(prefix: string, partitions: number) {
     countersPrefix: (n: number) => `${prefix}cnt:${p(n)}:${SCHEMA}:`,
     /** Prefix of the entities' sketches of distinct viewers (lua/includes/viewerSketch.lua). */
     viewersPrefix: (n: number) => `${prefix}${K.viewers}${p(n)}:${K.schema}`,
+    /** Views of the partition not yet added up (lua/foldViews-3.lua). */
+    viewBuffer: (n: number) => `${prefix}${K.viewBuffer}${p(n)}`,
     /** Entities whose views changed since they were last persisted to PostgreSQL. */
     viewsPending: (n: number) => `${prefix}${K.viewsPending}${p(n)}`,
     /** Entities whose persisted views a restore after a Redis loss added back (so a repeat adds nothing). */

@@ -182,7 +182,7 @@ export function createScripts(redis: ScriptedRedis, keys: Keys) {
      * Folds up to `limit` dirty entities of a partition into their packed counters; the call that
      * completes a pass pushes the entities it changed (`pushed`) on the partition's channel.
      */
-    async foldDirtyCounters(a: { partition: number; limit: number }) {
+    async foldDirtyCounters(a: { partition: number; limit: number; asOfAtMost: number }) {
       const p = a.partition;
       const [folded, remaining, rebuilt, pushed] = await call<[number, number, number, number]>(
         'foldDirtyCounters',
@@ -201,6 +201,7 @@ export function createScripts(redis: ScriptedRedis, keys: Keys) {
         keys.partitionTag(p),
         TYPES.slotsSpec(POST),
         keys.countsChannel(p),
+        a.asOfAtMost,
       );
       return { folded, remaining, rebuilt, pushed };
     },
@@ -354,16 +355,30 @@ export function createScripts(redis: ScriptedRedis, keys: Keys) {
 
     /**
      * Adds one view to each entity (of one partition on a Cluster), with its viewer's digest
-     * ('' for a view counted in `total` only); how much each entity's count of distinct viewers moved.
+     * ('' for a view counted in `total` only); how many it added.
      */
-    addViews: (a: { exactUpTo: number; views: readonly { entity: EntityRef; digest: string }[] }) =>
-      call<number[]>(
+    addViews: (views: readonly { entity: EntityRef; digest: string }[]) =>
+      call<number>(
         'addViews',
-        keys.dirty(keys.partitionOf(a.views[0]!.entity)),
+        keys.dirty(keys.partitionOf(views[0]!.entity)),
         keys.prefix,
-        a.exactUpTo,
-        ...a.views.flatMap((view) => [tagOf(view.entity), entityName(view.entity), view.digest]),
+        ...views.flatMap((view) => [tagOf(view.entity), entityName(view.entity), view.digest]),
       ),
+
+    /** Adds up to `limit` buffered views to their entities' counters and sketches; how many it took, and Redis's time then. */
+    foldViews: async (a: { partition: number; exactUpTo: number; limit: number }) => {
+      const [taken, at] = await call<[number, number]>(
+        'foldViews',
+        keys.viewBuffer(a.partition),
+        keys.dirty(a.partition),
+        keys.viewsPending(a.partition),
+        keys.aggPrefix(a.partition),
+        keys.viewersPrefix(a.partition),
+        a.exactUpTo,
+        a.limit,
+      );
+      return { taken, at };
+    },
 
     /**
      * Takes up to `limit` of the partition's entities whose views changed since they were last

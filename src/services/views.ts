@@ -69,7 +69,7 @@ export function createViewService(deps: ViewServiceDeps) {
   async function add(entities: readonly EntityRef[], digest: string) {
     await Promise.all(
       commandGroups(entities, keys.partitionOf, deps.perPartition).map((group) =>
-        scripts.addViews({ exactUpTo: rules.exactUpTo, views: group.map((i) => ({ entity: entities[i]!, digest })) }),
+        scripts.addViews(group.map((i) => ({ entity: entities[i]!, digest }))),
       ),
     );
   }

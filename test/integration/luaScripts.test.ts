@@ -22,6 +22,7 @@ describe('lua scripts', () => {
         'claimViews',
         'countFromFacts',
         'foldDirtyCounters',
+        'foldViews',
         'hasFacts',
         'inspectCounters',
         'leaseSockets',

@@ -19,21 +19,20 @@ afterEach(() => f.close());
 const digests = createViewerDigests('test views secret');
 const post = (id: number) => ({ type: POST, id });
 
-/** Views of post `id` by users `from`..`from + n - 1`, 1,000 per script call; the unique estimate's total move. */
-async function view(id: number, from: number, n: number, exactUpTo = 1000): Promise<number> {
+/** Views of post `id` by users `from`..`from + n - 1`, 1,000 per script call, as recordViews adds them. */
+async function view(id: number, from: number, n: number) {
   const scripts = createScripts(f.redis, f.keys);
-  let moved = 0;
   for (let start = from; start < from + n; start += 1000) {
     const users = Array.from({ length: Math.min(1000, from + n - start) }, (_, i) => start + i);
-    const views = users.map((u) => ({ entity: post(id), digest: digests.user(u) }));
-    for (const delta of await scripts.addViews({ exactUpTo, views })) moved += delta;
+    await scripts.addViews(users.map((u) => ({ entity: post(id), digest: digests.user(u) })));
   }
-  return moved;
 }
-/** What the snapshot job does first: counts the HyperLogLog sketches of the views since (no PostgreSQL here). */
+/** What the views job does before it persists: adds the buffered viewers to the sketches (as a flush does) and counts a HyperLogLog's. */
 async function recount(id: number) {
+  const partition = f.keys.partitionOf(post(id));
+  await f.flusher.foldViews(partition);
   await createReadiness(f.redis, f.keys).markAllReady();
-  await createScripts(f.redis, f.keys).takeViewSnapshots({ partition: f.keys.partitionOf(post(id)), limit: 10 });
+  await createScripts(f.redis, f.keys).takeViewSnapshots({ partition, limit: 10 });
 }
 const viewsOf = async (id: number) => {
   const counters = (await f.countersOf(id)) ?? [];
@@ -44,8 +43,9 @@ const sketchType = async (id: number) => ((await f.redis.getrange(f.keys.viewers
 describe('distinct viewers', () => {
   it('are exact up to the limit, again nothing for a repeat, and estimated within 1 % just past it', async () => {
     await f.postCounters.initialize(1);
-    expect(await view(1, 1, 1000)).toBe(1000);
-    expect(await view(1, 1, 1000)).toBe(0); // the same thousand again: the total moves, the unique count does not
+    await view(1, 1, 1000);
+    await view(1, 1, 1000); // the same thousand again: the total moves, the unique count does not
+    await recount(1);
     await f.flusher.foldPartitions([0]);
     expect(await viewsOf(1)).toEqual({ total: 2000, unique: 1000 });
     expect(await sketchType(1)).toBe('exact');
@@ -74,8 +74,10 @@ describe('counters rebuilt or replayed', () => {
     await f.postCounters.initialize(3);
     for (let u = 1; u <= 3; u++) await f.set(u, 3);
     await view(3, 1, 5);
+    await recount(3);
     await f.flusher.foldPartitions([0]);
     await view(3, 6, 2); // pending in the aggregation hash when the rebuild drops it
+    await recount(3);
     const { counters } = await createRebuilder({ redis: f.redis, keys: f.keys, lockMs: 1000 }).rebuild(post(3));
     expect([counters[VIEW_SLOTS.total], counters[VIEW_SLOTS.unique]]).toEqual([7, 7]);
     await f.flusher.foldPartitions([0]);
@@ -84,6 +86,7 @@ describe('counters rebuilt or replayed', () => {
 
   it('keep the pending views when a fold finds the counters missing and starts from the facts', async () => {
     await view(4, 1, 4); // no counters yet: the fold rebuilds them
+    await recount(4);
     await f.flusher.foldPartitions([0]);
     expect(await viewsOf(4)).toEqual({ total: 4, unique: 4 });
   });
@@ -92,6 +95,7 @@ describe('counters rebuilt or replayed', () => {
     await f.postCounters.initialize(5);
     await f.set(1, 5);
     await view(5, 1, 3);
+    await recount(5);
     await f.flusher.foldPartitions([0]);
     // Replay summed the one like; the switch takes that, and the views as they stand.
     const through = (await f.redis.xrevrange(f.keys.outbox(0), '+', '-', 'COUNT', 1))[0]![0];

@@ -32,7 +32,7 @@ export function createCounterFixture(options: { partitions?: number; leaseMs?: n
   // A deployment whose Redis holds every fact (no recovery in these tests), marked on first write.
   let ready: Promise<void> | null = null;
   const aggregator = createAggregator({ redis, keys, logger });
-  const flusher = createFlusher({ redis, keys });
+  const flusher = createFlusher({ redis, keys, viewsExactUpTo: 1000 });
   const postCounters = createPostCounters({ redis, keys });
   const allPartitions = Array.from({ length: partitions }, (_, p) => p);
 
