@@ -152,6 +152,30 @@ describe('Tally on a 3-master Redis Cluster', () => {
     );
   }, 30_000);
 
+  it('counts views of posts spread over the masters (claimViews in the viewer’s slot, addViews per partition, foldViews, takeViewSnapshots)', async () => {
+    const posts = await t.createPosts(12, 49);
+    const viewers = await Promise.all([601, 602, 603].map((u) => t.token(u)));
+    const record = 'mutation($ids: [ID!]!) { recordViews(input: { postIds: $ids }) { views { counted } } }';
+    for (const token of [...viewers, viewers[0]!]) {
+      const res = await t.gql(record, { ids: posts }, { token });
+      expect(res.errors).toBeUndefined();
+    }
+    const since = Date.now();
+    const views = await waitFor(
+      async () => (await t.gql('query($ids: [ID!]!) { posts(ids: $ids) { views { total unique asOf } } }', { ids: posts })).data.posts,
+      (rows: { views: { total: number; unique: number; asOf: string | null } }[]) =>
+        rows.every((p) => p.views.asOf !== null && Date.parse(p.views.asOf) > since),
+      { what: 'the views counted' },
+    );
+    expect(views.map((p: { views: { total: number; unique: number } }) => [p.views.total, p.views.unique])).toEqual(
+      posts.map(() => [3, 3]),
+    );
+    const persisted = await t.app.workers!.viewSnapshots.persistPartitions(Array.from({ length: t.app.keys.partitions }, (_, p) => p));
+    const rows = await t.app.db.entityView.findMany({ where: { entityType: 'post', entityId: { in: posts.map(BigInt) } } });
+    expect(persisted + rows.length).toBeGreaterThanOrEqual(posts.length); // written by this call or the scheduled job before it
+    expect(rows.map((r) => [Number(r.total), Number(r.viewers)])).toEqual(posts.map(() => [3, 3]));
+  }, 30_000);
+
   it("keeps user counters from follows (setUserCounters, persistedAsOf) in the users' own slots", async () => {
     for (const id of [47, 48]) await t.gql('{ viewer { id } }', {}, { token: await t.token(id) }); // users exist once seen
     const fans = Array.from({ length: 10 }, (_, i) => 300 + i);
