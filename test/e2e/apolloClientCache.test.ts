@@ -24,6 +24,7 @@ import { waitFor, waitUntil } from '../support/wait.js';
 /** The cache settings the README gives: these value objects belong to their parent and merge into it. */
 const README_TYPE_POLICIES: TypePolicies = {
   PostCounts: { merge: true },
+  ViewCounts: { merge: true },
   PostViewerState: { merge: true },
   UserCounts: { merge: true },
 };
