@@ -15,19 +15,31 @@ export interface FoldResult {
 
 /** Buffered views per call (a call adds up each entity's in one write of its counters and sketch). */
 const VIEWS_PER_CALL = 2000;
+/** Calls per fold at most: a backlog of views never holds the likes' counters back for long. */
+const VIEW_CALLS_PER_FOLD = 10;
 
 export function createFlusher(deps: { redis: ScriptedRedis; keys: Keys; viewsExactUpTo: number }) {
   const scripts = createScripts(deps.redis, deps.keys);
 
-  /** Adds up the partition's buffered views until none are left: Redis's time then. */
+  /** When each partition's buffer was last emptied (Redis's time); unknown until this process empties it. */
+  const emptiedAt = new Map<number, number>();
+
+  /**
+   * Adds up the partition's buffered views, at most VIEW_CALLS_PER_FOLD calls: when its buffer
+   * was last emptied (every view recorded before then is added up), 0 if never by this process.
+   */
   async function foldViews(partition: number): Promise<number> {
-    for (;;) {
+    for (let call = 0; call < VIEW_CALLS_PER_FOLD; call++) {
       const { taken, at } = await scripts.foldViews({ partition, exactUpTo: deps.viewsExactUpTo, limit: VIEWS_PER_CALL });
-      if (taken < VIEWS_PER_CALL) return at;
+      if (taken < VIEWS_PER_CALL) {
+        emptiedAt.set(partition, at);
+        break;
+      }
     }
+    return emptiedAt.get(partition) ?? 0;
   }
 
-  /** One call of the partition's pass; a new pass's asOf is at most when its views were last added up. */
+  /** One call of the partition's pass; a new pass's asOf is at most when its buffer of views was last emptied. */
   const foldOnce = async (partition: number, limit: number) =>
     scripts.foldDirtyCounters({ partition, limit, asOfAtMost: await foldViews(partition) });
 

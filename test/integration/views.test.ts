@@ -5,6 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createRebuilder } from '../../src/counters/rebuild.js';
 import { VIEW_SLOTS } from '../../src/domain/counters.js';
 import { POST } from '../../src/domain/entities.js';
+import { LIKE } from '../../src/domain/relations.js';
 import { createReadiness } from '../../src/recovery/readiness.js';
 import { createScripts } from '../../src/redis/scripts.js';
 import { createViewerDigests } from '../../src/services/viewerDigests.js';
@@ -30,7 +31,7 @@ async function view(id: number, from: number, n: number) {
 /** What the views job does before it persists: adds the buffered viewers to the sketches (as a flush does) and counts a HyperLogLog's. */
 async function recount(id: number) {
   const partition = f.keys.partitionOf(post(id));
-  await f.flusher.foldViews(partition);
+  while ((await f.redis.llen(f.keys.viewBuffer(partition))) > 0) await f.flusher.foldViews(partition);
   await createReadiness(f.redis, f.keys).markAllReady();
   await createScripts(f.redis, f.keys).takeViewSnapshots({ partition, limit: 10 });
 }
@@ -106,4 +107,22 @@ describe('counters rebuilt or replayed', () => {
     expect(switched).toBe(1);
     expect(await f.countersOf(5)).toEqual([3, 1, 0, 3, 0]);
   });
+});
+
+describe('a backlog of views', () => {
+  it('never holds the likes back: a fold adds up at most 20,000, and asOf waits until the buffer was emptied', async () => {
+    await f.postCounters.initialize(6);
+    await f.set(1, 6);
+    await f.aggregator.applyBatch(await f.batchOf(0));
+    await view(6, 1, 25_000);
+    const flushedAt = async () => Number(await f.redis.get(f.keys.flushed(0)));
+    const before = Date.now();
+    await f.flusher.foldPartitions([0]);
+    expect((await f.countersOf(6))![LIKE.slot!]).toBe(1); // the like is in, the views are not all in
+    expect((await viewsOf(6)).total).toBe(20_000);
+    expect(await flushedAt()).toBeLessThan(before); // no asOf promises the views still buffered
+    await f.flusher.foldPartitions([0]);
+    expect((await viewsOf(6)).total).toBe(25_000);
+    expect(await flushedAt()).toBeGreaterThanOrEqual(before);
+  }, 30_000);
 });
