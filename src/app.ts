@@ -48,6 +48,14 @@ export function createApp(config: Config, options: AppOptions = {}) {
   const metrics = createMetrics({
     lag: () => eventLogs.lag(),
     redisRoundTrips: () => redisRoundTrips.count,
+    viewBacklog: () =>
+      Promise.all(
+        Array.from({ length: keys.partitions }, async (_, partition) => ({
+          partition,
+          buffered: await redis.llen(keys.viewBuffer(partition)),
+          unpersisted: await redis.scard(keys.viewsPending(partition)),
+        })),
+      ),
     documentCacheBytes: runsApi ? () => documentCaches.bytes() : undefined,
     announcementsListening: runsApi ? () => deps.announcements.listening() : undefined,
   });

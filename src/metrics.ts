@@ -8,6 +8,8 @@ export interface MetricSources {
   lag(): Promise<GroupLag[]>;
   /** Redis round trips this process started so far (src/redis/roundTrips.ts). */
   redisRoundTrips(): number;
+  /** Per partition: views recorded and not yet added up, and entities whose views are not yet in PostgreSQL. */
+  viewBacklog?(): Promise<{ partition: number; buffered: number; unpersisted: number }[]>;
   /** Estimated heap of the parsed and compiled document caches (src/graphql/documentCache.ts); API processes only. */
   documentCacheBytes?(): { parsed: number; compiled: number };
   /** Whether this API process hears deletions and erasures (src/services/announcements.ts); API processes only. */
@@ -29,6 +31,20 @@ export function createMetrics(sources: MetricSources) {
         const labels = { group: lag.group, partition: String(lag.partition) };
         this.set({ ...labels, state: 'pending' }, lag.pending);
         if (lag.undelivered !== null) this.set({ ...labels, state: 'undelivered' }, lag.undelivered);
+      }
+    },
+  });
+
+  new Gauge({
+    name: 'tally_views_backlog',
+    help: 'Views work not done yet: buffered = views recorded and not yet added up by the flush, unpersisted = entities whose views are not yet in PostgreSQL',
+    labelNames: ['partition', 'state'] as const,
+    registers: [registry],
+    async collect() {
+      this.reset();
+      for (const { partition, buffered, unpersisted } of (await sources.viewBacklog?.()) ?? []) {
+        this.set({ partition: String(partition), state: 'buffered' }, buffered);
+        this.set({ partition: String(partition), state: 'unpersisted' }, unpersisted);
       }
     },
   });

@@ -78,6 +78,11 @@ describe('views', () => {
     await round(true);
     expect(await settled(posts)).toEqual(posts.map(() => expect.objectContaining({ total: 2000, unique: 1000 })));
     expect(await settled([clockPost])).toEqual([expect.objectContaining({ total: 2, unique: 1 })]);
+
+    // Everything added up: the backlog metric says so for every partition.
+    const metrics = await (await fetch(`${t.url}/metrics`)).text();
+    const buffered = [...metrics.matchAll(/^tally_views_backlog\{partition="\d+",state="buffered"\} (\d+)$/gm)].map((m) => Number(m[1]));
+    expect(buffered).toEqual(Array(t.app.keys.partitions).fill(0));
   }, 120_000);
 
   it('does not count an author viewing their own post, nor a client without a token by default', async () => {
