@@ -65,10 +65,13 @@ const read = (file: string) => readFileSync(projectPath(file), 'utf8');
 /** The README, docs/ and any other Markdown page of the project. */
 export const markdownPages = (): string[] => repositoryFiles().filter((f) => f.endsWith('.md'));
 
-/** Source files whose comments are read: TypeScript of src/, test/, bench/, prisma/ and the Lua scripts. */
+/** Source files whose comments are read: TypeScript of src/, test/, bench/, prisma/ and deploy/, the Lua scripts, and deploy/'s scripts, compose file and Containerfiles. */
 export const sourceFiles = (): string[] =>
   repositoryFiles().filter(
-    (f) => (/^(src|test|bench|prisma)\//.test(f) && f.endsWith('.ts')) || (f.startsWith('lua/') && f.endsWith('.lua')),
+    (f) =>
+      (/^(src|test|bench|prisma|deploy)\//.test(f) && f.endsWith('.ts')) ||
+      (f.startsWith('lua/') && f.endsWith('.lua')) ||
+      (f.startsWith('deploy/') && /(\.sh|\.yaml|\.conf|\/Containerfile)$/.test(f)),
   );
 
 /** [start, end) offsets of a TypeScript file's literals (strings, templates, regular expressions), from its syntax tree. */
@@ -115,9 +118,14 @@ const rangesOf = new Map<string, [number, number][]>();
 function commentRanges(file: string, text: string): [number, number][] {
   const known = rangesOf.get(text);
   if (known) return known;
-  const ranges = file.endsWith('.lua') ? luaComments(text) : typescriptComments(file, text);
+  const ranges = file.endsWith('.lua') ? luaComments(text) : file.endsWith('.ts') ? typescriptComments(file, text) : hashComments(text);
   rangesOf.set(text, ranges);
   return ranges;
+}
+
+/** `#` to the end of the line: shell scripts, YAML, Containerfiles (none of ours has a `#` inside a value). */
+function hashComments(text: string): [number, number][] {
+  return [...text.matchAll(/(^|[ \t])#[^\n]*/gm)].map((m) => [m.index! + m[1]!.length, m.index! + m[0].length]);
 }
 
 const spaces = (text: string) => text.replace(/[^\n]/g, ' ');
