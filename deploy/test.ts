@@ -1,8 +1,8 @@
 // `npm run test:deploy`: builds the base and Tally's image, starts the compose deployment
 // (deploy/compose.yaml: PostgreSQL, Redis, the migration, two API replicas and a worker), sends
 // a like storm through both replicas and checks every count and viewer state against the truth,
-// kills the worker container, likes on, starts it again and checks again, then tears everything
-// down. Needs root, podman (runc), podman-compose and debootstrap: docs/deploying.md.
+// kills the worker container, likes on, starts it again and checks again, stops an API replica
+// (SIGTERM: it drains and exits 0), then tears everything down. Needs root, podman (runc), podman-compose and debootstrap: docs/deploying.md.
 import { execFileSync } from 'node:child_process';
 import { createAuth } from '../src/auth/jwt.js';
 import { projectPath } from '../src/paths.js';
@@ -130,6 +130,14 @@ async function main() {
   run('podman', ['start', 'deploy_worker_1']);
   await until('the worker again', async () => (await fetch('http://127.0.0.1:14003/readyz')).ok, Boolean);
   await check('after the worker was killed and started again');
+
+  // A stop is SIGTERM to node (PID 1): the replica drains and exits cleanly, the other serves on.
+  // (A process that ignored it would be killed after the 30 s and exit 137.)
+  run('podman', ['stop', '--time', '30', 'deploy_api-2_1']);
+  const exit = run('podman', ['inspect', 'deploy_api-2_1', '--format', '{{.State.ExitCode}}']);
+  if (exit !== '0') throw new Error(`api-2 did not stop cleanly on SIGTERM (exit ${exit})`);
+  await gql(API[0]!, READ, { ids: posts });
+  log('api-2 stopped on SIGTERM: drained, exit 0; api-1 answers');
 }
 
 try {
