@@ -6,7 +6,7 @@
   list element here and no event.
 
   Input:
-    KEYS[1] dirty set of the first entity's partition   (declared so a Cluster routes the call)
+    KEYS[1] buffer of the first entity's partition   vbuf:{pN}   (declared so a Cluster routes the call)
     ARGV[1] key prefix
     ARGV[2..] per entity, three arguments: its partition tag "{pN}", its name "<type>:<id>",
             and the viewer's digest (a decimal integer below 2^48), or '' for a view counted

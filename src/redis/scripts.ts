@@ -360,7 +360,7 @@ export function createScripts(redis: ScriptedRedis, keys: Keys) {
     addViews: (views: readonly { entity: EntityRef; digest: string }[]) =>
       call<number>(
         'addViews',
-        keys.dirty(keys.partitionOf(views[0]!.entity)),
+        keys.viewBuffer(keys.partitionOf(views[0]!.entity)),
         keys.prefix,
         ...views.flatMap((view) => [tagOf(view.entity), entityName(view.entity), view.digest]),
       ),
