@@ -21,7 +21,6 @@ const CHUNK_IDS = 32_768; // schema v1's chunk (docs/design.md "Relation storage
 const POST_BATCH = 20; // posts written, measured and deleted at once (bounds what the sparse plain bitmaps take)
 const [COUNTED_ENTITIES, SLOTS] = [100_000, 1024]; // SLOTS: entities per fixed-slot string
 const BYTES_PER_RELATION_TARGET = 10; // issue 8, sparse and long tail; dense: at most the plain bitmap
-const REDIS_SETTINGS = ['hash-max-listpack-entries', 'hash-max-listpack-value', 'set-max-intset-entries'];
 const [VIEWERS, VIEWS_EXACT_UP_TO] = [[1, 100, 100_000], 1000]; // issue 27; VIEWS_EXACT_UP_TO's default
 const LIKE = POST_RELATIONS.LIKE;
 const keys = createKeys('', PARTITIONS);
@@ -35,36 +34,35 @@ function distinct(count: number, draw: () => number): number[] {
   while (ids.size < count) ids.add(draw());
   return [...ids];
 }
+/** `n` posts, post i liked by `likes(i)` distinct users drawn by `draw`. */
+const posts = (n: number, likes: (i: number) => number, draw: () => number) =>
+  new Map(range(1, n).map((id, i) => [id, distinct(likes(i), draw)]));
+const uniform = (seed: number, ids: number) => {
+  const rand = random(seed);
+  return () => 1 + Math.floor(rand() * ids);
+};
 
 const dense = (n: number) => (): DataSet => ({
   name: `dense ${n.toLocaleString('en-US')}`,
   description: `users 1..${n} (one 32,768-id chunk) like one post, in random order`,
   likers: new Map([[1, shuffled(range(1, n), random(n))]]),
 });
-
-function sparse(): DataSet {
-  const rand = random(100_000_000);
-  const likers = new Map(range(1, 1000).map((post) => [post, distinct(100, () => 1 + Math.floor(rand() * 1e8))]));
-  return { name: 'sparse', description: '1,000 posts x 100 likers drawn uniformly among user ids 1..10^8', likers };
-}
-
+const sparse = (): DataSet => ({
+  name: 'sparse',
+  description: '1,000 posts x 100 likers drawn uniformly among user ids 1..10^8',
+  likers: posts(1000, () => 100, uniform(100_000_000, 1e8)),
+});
 function longTail(): DataSet {
   const rand = random(10_000_000);
   const ranks = shuffled(range(1, 10_000), rand);
-  const likes = (rank: number) => Math.max(1, Math.round(30_000 * rank ** -1.1));
-  return {
-    name: 'long tail',
-    description: '10,000 posts, likes by rank r = max(1, round(30,000 r^-1.1)); likers among 10^7 ids, density ∝ 1/√id',
-    likers: new Map(ranks.map((rank, i) => [i + 1, distinct(likes(rank), () => 1 + Math.floor(1e7 * rand() ** 2))])),
-  };
+  const likes = (i: number) => Math.max(1, Math.round(30_000 * ranks[i]! ** -1.1));
+  const description = '10,000 posts, likes by rank r = max(1, round(30,000 r^-1.1)); likers among 10^7 ids, density ∝ 1/√id';
+  return { name: 'long tail', description, likers: posts(10_000, likes, () => 1 + Math.floor(1e7 * rand() ** 2)) };
 }
-
-const perPost = (name: string, kinds: readonly Relation[], versus?: string) => (): DataSet => {
-  const rand = random(1_000);
-  const likers = new Map(range(1, 1000).map((post) => [post, distinct(kinds.length, () => 1 + Math.floor(rand() * 1e7))]));
-  const description = `1,000 posts x ${kinds.map((k) => k.name).join(', ')}, one user each among 10^7 ids`;
-  return { name, description, likers, kinds, ...(versus && { versus }) };
-};
+const perPost = (name: string, kinds: readonly Relation[], versus?: string) => (): DataSet => ({
+  ...{ name, kinds, ...(versus && { versus }), likers: posts(1000, () => kinds.length, uniform(1_000, 1e7)) },
+  description: `1,000 posts x ${kinds.map((k) => k.name).join(', ')}, one user each among 10^7 ids`,
+});
 
 /** Each data set, built when its turn comes (the long tail alone holds ~10^5 ids). */
 const DATA_SETS = [
@@ -108,12 +106,10 @@ function entityLayouts(counters: number[][]): Record<string, [string, Write<numb
   const packed = (id: number) => packCounters(counters[id - 1]!);
   const [slotKey, slot] = [(id: number) => `cnt:post:${Math.floor(id / SLOTS)}`, (id: number) => (id % SLOTS) * 20];
   const presized = new Set<string>();
+  const hash5 = (p: Pipeline, id: number) => p.hset(keys.counters(post(id)), ...counters[id - 1]!.flatMap((v, i) => [i, v]));
   return {
     packed: ["packed string per entity (Tally's cnt:, 20 bytes)", (p, id) => p.set(keys.counters(post(id)), packed(id))],
-    hash5: [
-      'HASH per entity, 5 fields "0".."4"',
-      (p, id) => p.hset(keys.counters(post(id)), ...counters[id - 1]!.flatMap((v, i) => [i, v])),
-    ],
+    hash5: ['HASH per entity, 5 fields "0".."4"', hash5],
     bucketHash: [
       'bucketed HASH: 100 entities per key, field id -> 20-byte packed counters',
       (p, id) => p.hset(`cnt:post:${Math.floor(id / 100)}`, id, packed(id)),
@@ -176,9 +172,8 @@ async function measureTally(redis: Redis & ScriptedRedis, set: DataSet): Promise
 async function measureRelations(redis: Redis & ScriptedRedis, set: DataSet) {
   const relations = [...set.likers.values()].reduce((n, ids) => n + ids.length, 0);
   const layouts: Record<string, Memory> = { tally: await measureTally(redis, set) };
-  const batches = inGroups(factsOf(set), POST_BATCH);
   for (const [layout, [, write]] of Object.entries(RELATION_LAYOUTS))
-    layouts[layout] = await layoutMemory(redis, batches, POST_BATCH, write);
+    layouts[layout] = await layoutMemory(redis, inGroups(factsOf(set), POST_BATCH), POST_BATCH, write);
   const perRelation = Object.fromEntries(Object.entries(layouts).map(([l, m]) => [l, { ...m, perRelation: m.bytes / relations }]));
   // The packed counters a flush writes for these facts (each post's string ends at its last non-zero slot).
   const slots = new Map([...set.likers.keys()].map((id) => [id, Array<number>(COUNTER_SLOTS).fill(0)]));
@@ -203,11 +198,9 @@ async function measureEntities(redis: Redis) {
 
 /** Bytes of one post's sketch of distinct viewers with n of them (fed as recordViews feeds it), and of a viewer's window per post viewed. */
 async function measureViews(redis: Redis & ScriptedRedis) {
-  const scripts = createScripts(redis, keys);
-  const digests = createViewerDigests('bench views');
+  const [scripts, digests, partition] = [createScripts(redis, keys), createViewerDigests('bench views'), keys.partitionOf(post(1))];
   const sketches = [];
   for (const viewers of VIEWERS) {
-    const partition = keys.partitionOf(post(1));
     for (const users of inGroups(range(1, viewers), 1000)) {
       await scripts.addViews(users.map((u) => ({ entity: post(1), digest: digests.user(u) })));
       await scripts.foldViews({ partition, exactUpTo: VIEWS_EXACT_UP_TO, limit: 1000 });
@@ -244,9 +237,8 @@ export async function runMemoryScenario(opts: { redisUrl: string; db: number; lo
       const per = Object.entries(row.layouts).map(([l, m]) => `${l} ${m.perRelation.toFixed(1)}`);
       opts.log(`  ${row.dataSet}: ${row.relations} relations on ${row.entities} posts; B/relation ${per.join(', ')}`);
     }
-    const entities = await measureEntities(redis);
-    const views = await measureViews(redis);
-    const info = await redisSettings(redis, REDIS_SETTINGS);
+    const [entities, views] = [await measureEntities(redis), await measureViews(redis)];
+    const info = await redisSettings(redis, ['hash-max-listpack-entries', 'hash-max-listpack-value', 'set-max-intset-entries']);
     return { method: 'docs/performance.md#the-bench', db: opts.db, redis: info, relations, entities, views };
   } finally {
     await redis.flushdb();
@@ -274,21 +266,21 @@ export const memoryRatios = (results: MemoryResults): Ratio[] =>
     return { label: `Tally / plain bitmap memory, ${dataSet}`, value: tally!.bytes / plain!.bytes, target: 1, atMost: true, detail };
   });
 
-const keyCounts = (counts: Record<string, number>) =>
-  Object.entries(counts)
-    .map(([k, n]) => `${n} ${k}`)
-    .join(', ');
+const keyCounts = (counts: Record<string, number>) => Array.from(Object.entries(counts), ([k, n]) => `${n} ${k}`).join(', ');
 
 export function memoryTable(results: MemoryResults): string {
   const layouts = ['tally', ...Object.keys(RELATION_LAYOUTS)];
-  const header = ['memory per relation', 'posts', 'likes', 'Tally B/like', ...Object.values(RELATION_LAYOUTS).map(([c]) => c)];
-  const cells = (row: MemoryResults['relations'][number]) => [
-    ...[row.dataSet, String(row.entities), String(row.relations), ...layouts.map((l) => bytes(row.layouts[l]!.perRelation))],
-    times(row.layouts.tally!.bytes / row.layouts.plainBitmap!.bytes),
-    ...[bytes(row.perPost), keyCounts(row.layouts.tally!.keys)],
-  ];
-  const perRelationHeader = [...header, 'Tally / plain', 'Tally B/post + counters', 'Tally keys'];
-  const perRelation = columns(perRelationHeader, results.relations.map(cells), (i) => i >= 1 && i < 9);
+  const perRelation = columns(
+    [
+      ...['memory per relation', 'posts', 'likes', 'Tally B/like', ...Object.values(RELATION_LAYOUTS).map(([c]) => c)],
+      ...['Tally / plain', 'Tally B/post + counters', 'Tally keys'],
+    ],
+    results.relations.map((row) => [
+      ...[row.dataSet, String(row.entities), String(row.relations), ...layouts.map((l) => bytes(row.layouts[l]!.perRelation))],
+      ...[times(row.layouts.tally!.bytes / row.layouts.plainBitmap!.bytes), bytes(row.perPost), keyCounts(row.layouts.tally!.keys)],
+    ]),
+    (i) => i >= 1 && i < 9,
+  );
   const packed = results.entities[0]!;
   const perEntity = columns(
     [`memory per counted entity (${packed.entities.toLocaleString('en-US')} posts)`, 'B/entity', 'vs packed', 'keys'],
@@ -297,12 +289,7 @@ export function memoryTable(results: MemoryResults): string {
   );
   const views = columns(
     ['memory per viewed post: sketch of distinct viewers', 'B/post', 'B/viewer', 'unique error'],
-    results.views.sketches.map((s) => [
-      `${s.viewers.toLocaleString('en-US')} viewers`,
-      String(s.bytes),
-      bytes(s.perViewer),
-      `${(s.error * 100).toFixed(2)} %`,
-    ]),
+    results.views.sketches.map((s) => [`${s.viewers} viewers`, String(s.bytes), bytes(s.perViewer), `${(s.error * 100).toFixed(2)} %`]),
     (i) => i >= 1,
   );
   const window = `A viewer's window (VIEW_WINDOW_MS): ${bytes(results.views.windowPerView)} per post viewed, kept one window.`;
