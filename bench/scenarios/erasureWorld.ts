@@ -6,27 +6,23 @@ import { gql } from '../lib/load.js';
 import { inBatches, inGroups, range, withSeeder } from '../lib/seed.js';
 
 export const VICTIM = 1;
-const AUTHORS = range(2, 100);
-const FOLLOWERS = range(3001, 20);
 export const LOAD_USERS = range(1001, 1000);
+const [AUTHORS, FOLLOWERS] = [range(2, 100), range(3001, 20)];
 const CHECKED_USERS = [...AUTHORS, ...FOLLOWERS];
-const SEED_WIDTH = 256;
-
+const [SEED_WIDTH, PAGE] = [256, 100];
 export type ErasureWorld = Awaited<ReturnType<typeof seedErasureWorld>>;
 
 export async function seedErasureWorld(serverEnv: Record<string, string>, likes: number) {
   return withSeeder(serverEnv, async (seeder) => {
-    const { db, deps, commands } = seeder;
     await seeder.addUsers([VICTIM, ...AUTHORS, ...FOLLOWERS, ...LOAD_USERS], 'Bench user');
     // Oldest first, one a second up to now, so ids grow with time and the newest are the feed's first page.
-    const inserted = await db.$queryRaw<{ id: bigint }[]>`INSERT INTO posts (author_id, title, body, created_at)
+    const inserted = await seeder.db.$queryRaw<{ id: bigint }[]>`INSERT INTO posts (author_id, title, body, created_at)
       SELECT ${AUTHORS[0]} + g % ${AUTHORS.length}, 'Bench post ' || g, 'Body of bench post ' || g || '.',
         now() - make_interval(secs => ${likes} - g)
       FROM generate_series(1, ${likes}) AS g ORDER BY g RETURNING id`;
     const likedPostIds = inserted.map((r) => Number(r.id)).sort((a, b) => a - b);
-    // What createPost does per post, for the bulk: the authors' `posts` counters, each post's packed counters.
-    await inBatches(AUTHORS, 10, (id) => deps.userCounters.rebuild(id)); // 10: Prisma's pool; more time out waiting
-    await inBatches(likedPostIds, 1000, (id) => deps.postCounters.initialize(id));
+    await inBatches(AUTHORS, 10, (id) => seeder.deps.userCounters.rebuild(id)); // 10: Prisma's pool; more time out waiting
+    await inBatches(likedPostIds, 1000, (id) => seeder.deps.postCounters.initialize(id));
     const victimPosts = await Promise.all(range(0, 5).map((i) => seeder.post(VICTIM, `Victim post ${i}`)));
     await inBatches(likedPostIds, SEED_WIDTH * 4, async (postId) => {
       if (!(await seeder.like(VICTIM, postId)).changed) throw new Error(`the victim's like of post ${postId} changed nothing`);
@@ -37,7 +33,7 @@ export async function seedErasureWorld(serverEnv: Record<string, string>, likes:
     const otherLiked = likedPostIds.filter((_, i) => i % 10 === 0);
     await inBatches(otherLiked, SEED_WIDTH, (postId) => seeder.like(AUTHORS[(postId * 7) % AUTHORS.length]!, postId));
     const followees = AUTHORS.slice(0, 20);
-    const follow = (userId: number, followeeId: number) => commands.relations.follow(userId, { followeeId, active: true });
+    const follow = (userId: number, followeeId: number) => seeder.commands.relations.follow(userId, { followeeId, active: true });
     await Promise.all([...followees.map((followeeId) => follow(VICTIM, followeeId)), ...FOLLOWERS.map((userId) => follow(userId, VICTIM))]);
     await Promise.all(FOLLOWERS.flatMap((userId) => victimPosts.map((post) => seeder.like(userId, post.id))));
     const tokens = await seeder.tokens([VICTIM, ...LOAD_USERS]);
@@ -50,15 +46,12 @@ const POSTS_QUERY = 'query($ids: [ID!]!) { posts(ids: $ids) { counts { likes fav
 const USER_QUERY = 'query($id: ID!) { user(id: $id) { counts { followers followings likesReceived } } }';
 const RECOUNT_POSTS = `SELECT u.id::int, count(*) FILTER (WHERE f.kind = 'like')::int AS likes, count(*) FILTER (WHERE f.kind = 'fav')::int AS favs
   FROM unnest($1::bigint[]) AS u(id) LEFT JOIN relation_facts f ON f.entity_type = 'post' AND f.entity_id = u.id AND f.active GROUP BY u.id`;
-// Likes received: the likes on the user's live posts.
 const RECOUNT_USERS = `SELECT u.id::int,
   (SELECT count(*)::int FROM relation_facts f WHERE f.entity_type = 'user' AND f.entity_id = u.id AND f.kind = 'follow' AND f.active) AS followers,
   (SELECT count(*)::int FROM relation_facts f WHERE f.user_id = u.id AND f.entity_type = 'user' AND f.kind = 'follow' AND f.active) AS followings,
   (SELECT count(*)::int FROM relation_facts f JOIN posts p ON p.id = f.entity_id AND p.deleted_at IS NULL
      WHERE f.entity_type = 'post' AND f.kind = 'like' AND f.active AND p.author_id = u.id) AS "likesReceived"
   FROM unnest($1::bigint[]) AS u(id)`;
-const PAGE = 100;
-
 type Counts = Record<string, number> | null | undefined;
 
 async function compare(db: pg.Pool, recount: string, ids: number[], serve: (page: number[]) => Promise<Counts[]>) {
