@@ -1,5 +1,5 @@
 // Child-process entry of the live scenario's clients: raw graphql-transport-ws sockets on `ws`, or HTTP pollers of the same
-// counts. Both kinds count their updates and, when recording, keep what they saw flattened as [postId, likes, at (epoch ms)]….
+// counts. Both count their updates and, when recording, keep what they saw flattened as [postId, likes, at (epoch ms)]….
 import http from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -10,22 +10,15 @@ import { serveParent } from './servers.js';
 const [OPEN_CONCURRENCY, OPEN_TIMEOUT_MS, POLL_TIMEOUT_MS] = [200, 60_000, 30_000];
 
 export type ClientSpec = { index: number; postIds: string[] };
-type OpenArgs = { url: string; query: string; clients: ClientSpec[]; record: boolean } & (
-  | { kind: 'socket' }
-  | { kind: 'poller'; intervalMs: number }
-);
+type OpenArgs = { kind: 'socket' | 'poller'; url: string; query: string; clients: ClientSpec[]; record: boolean; intervalMs?: number };
+/** `updates`: pushes, or posts whose likes differ from the poller's previous answer. */
 type Client = ClientSpec & { updates: number; seen: number[] | null; isOpen(): boolean; close(): Promise<unknown>; terminate(): void };
 
 const clients: Client[] = [];
-let [updates, answers, errors, failures, closing] = [0, 0, 0, 0, false];
+let [answers, errors, failures, closing] = [0, 0, 0, false];
 const closes: Record<string, number> = {}; // close codes of sockets closed before closeAll
 const unexpected: string[] = [];
 const note = (text: string) => unexpected.length < 10 && unexpected.push(text.slice(0, 300));
-/** A push, or a post whose likes differ from the poller's previous answer. */
-const updated = (client: Client) => {
-  updates += 1;
-  client.updates += 1;
-};
 
 function openSocket(url: string, query: string, spec: ClientSpec, record: boolean): Promise<void> {
   return new Promise((resolve, reject) => {
@@ -63,12 +56,10 @@ function openSocket(url: string, query: string, spec: ClientSpec, record: boolea
         errors += 1;
         return note(`socket ${spec.index}: ${data}`);
       }
-      updated(client);
+      client.updates += 1;
       if (!client.seen) return; // the others count their pushes unparsed
-      const { payload } = JSON.parse(data.toString('utf8')) as {
-        payload: { data: { postCountsChanged: { id: string; counts: { likes: number } } } };
-      };
-      client.seen.push(Number(payload.data.postCountsChanged.id), payload.data.postCountsChanged.counts.likes, Date.now());
+      const { id, counts } = JSON.parse(data.toString('utf8')).payload.data.postCountsChanged;
+      client.seen.push(Number(id), counts.likes, Date.now());
     });
   });
 }
@@ -76,26 +67,25 @@ function openSocket(url: string, query: string, spec: ClientSpec, record: boolea
 function startPoller(url: string, query: string, spec: ClientSpec, record: boolean, intervalMs: number) {
   const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
   const body = JSON.stringify({ query, variables: { ids: spec.postIds } });
+  const ask = () => postGraphQL<{ posts: ({ counts: { likes: number } } | null)[] }>(url, body, { agent, timeoutMs: POLL_TIMEOUT_MS });
   let stopped = false;
   const close = async () => {
     stopped = true;
     await loop;
   };
   const client: Client = { ...spec, updates: 0, seen: record ? [] : null, isOpen: () => !stopped, close, terminate: close };
+  clients.push(client);
   const loop = (async () => {
     await sleep(Math.random() * intervalMs);
     let previous: number[] | null = null;
     while (!stopped) {
       const sentAt = Date.now();
       try {
-        const { data } = await postGraphQL<{ posts: ({ counts: { likes: number } } | null)[] }>(url, body, {
-          agent,
-          timeoutMs: POLL_TIMEOUT_MS,
-        });
+        const { data } = await ask();
         const [at, likes] = [Date.now(), data.posts.map((p) => p?.counts.likes ?? Number.NaN)];
         answers += 1;
         for (const [j, count] of likes.entries()) {
-          if (previous && count !== previous[j]) updated(client);
+          if (previous && count !== previous[j]) client.updates += 1;
           client.seen?.push(Number(spec.postIds[j]), count, at);
         }
         previous = likes;
@@ -108,17 +98,15 @@ function startPoller(url: string, query: string, spec: ClientSpec, record: boole
     }
     agent.destroy();
   })();
-  clients.push(client);
 }
 
-async function open(args: OpenArgs) {
-  const { url, query, clients: specs, record } = args;
+async function open({ kind, url, query, clients: specs, record, intervalMs = 0 }: OpenArgs) {
+  if (kind === 'poller') for (const spec of specs) startPoller(url, query, spec, record, intervalMs);
   let next = 0;
-  if (args.kind === 'poller') for (const spec of specs) startPoller(url, query, spec, record, args.intervalMs);
   const opener = async () => {
     while (next < specs.length) await openSocket(url, query, specs[next++]!, record);
   };
-  if (args.kind === 'socket') await Promise.all(Array.from({ length: Math.min(OPEN_CONCURRENCY, specs.length) }, opener));
+  if (kind === 'socket') await Promise.all(Array.from({ length: Math.min(OPEN_CONCURRENCY, specs.length) }, opener));
 }
 
 const terminateAll = () => {
@@ -127,7 +115,7 @@ const terminateAll = () => {
 
 const commands = {
   open,
-  mark: () => ({ updates, answers, loop: performance.eventLoopUtilization() }),
+  mark: () => ({ updates: clients.reduce((n, c) => n + c.updates, 0), answers, loop: performance.eventLoopUtilization() }),
   report: () => ({
     clients: clients.length,
     open: clients.filter((c) => c.isOpen()).length,
