@@ -53,17 +53,16 @@ export function intSetting(name: string, fallback: number, max: number, min = 1)
 export type NodeBinary = { path: string; version: string };
 
 const versionOf = (path: string) => execFileSync(path, ['--version'], { encoding: 'utf8' }).trim();
-const majorOf = (path: string) => {
-  try {
-    return Number(/^v(\d+)\./.exec(versionOf(path))?.[1]);
-  } catch {
-    return null;
-  }
-};
 
 function findNode(major: 20 | 24): string {
   const onPath = (process.env.PATH ?? '').split(':').flatMap((dir) => (dir ? [join(dir, 'node')] : []));
-  const found = [process.execPath, ...onPath].find((path) => majorOf(path) === major);
+  const found = [process.execPath, ...onPath].find((path) => {
+    try {
+      return versionOf(path).startsWith(`v${major}.`);
+    } catch {
+      return false; // no runnable node there
+    }
+  });
   if (found) return found;
   if (major === 20) throw new Error('no Node 20 on PATH');
   return join(execFileSync(projectPath('.ci/node24'), { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] }).trim(), 'node');

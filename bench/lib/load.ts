@@ -14,10 +14,8 @@ export interface PostOptions {
 
 export function httpPost(url: string, body: string, options: PostOptions = {}): Promise<{ status: number; text: string }> {
   return new Promise((resolve, reject) => {
-    let settled = false;
+    // Only the first call counts: a promise settles once, and the request leaves `track` then.
     const settle = (error: Error | null, answer?: { status: number; text: string }) => {
-      if (settled) return;
-      settled = true;
       options.track?.delete(req);
       if (error) reject(error);
       else resolve(answer!);
@@ -102,12 +100,9 @@ export function startOpenLoop(options: {
     async stop(answerWaitMs = 30_000) {
       stopped = true;
       let timer: NodeJS.Timeout | undefined;
-      const late = await Promise.race([
-        Promise.all(answers).then(() => false),
-        new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(true), answerWaitMs))),
-      ]);
+      await Promise.race([Promise.all(answers), new Promise((resolve) => (timer = setTimeout(resolve, answerWaitMs)))]);
       clearTimeout(timer);
-      const unanswered = late ? waiting.size : 0;
+      const unanswered = waiting.size; // an answered request has left `waiting`
       for (const req of [...waiting]) req.destroy(new Error(`no answer ${answerWaitMs / 1000} s after the load stopped`));
       await Promise.all(answers);
       agent.destroy();
@@ -119,7 +114,7 @@ export function startOpenLoop(options: {
 export type LoadOptions = { url: string; connections: number; durationS?: number; amount?: number; expectBody?: string } & {
   body?: string;
   headers?: Record<string, string>;
-  next?: () => { body: string; headers: Record<string, string> };
+  next?: () => OpenLoopRequest;
   onBody?: (body: string) => void;
 };
 
@@ -133,8 +128,8 @@ export async function runLoad(options: LoadOptions) {
   const request = {
     ...(next && {
       setupRequest: (request: autocannon.Request) => {
-        const { body, headers } = next();
-        return { ...request, body, headers: { ...request.headers, ...headers } };
+        const { body, token } = next();
+        return { ...request, body, headers: { ...request.headers, authorization: `Bearer ${token}` } };
       },
     }),
     ...(onBody && { onResponse: (_status: number, body: string) => onBody(body) }),
@@ -161,15 +156,9 @@ export async function runLoad(options: LoadOptions) {
   return { requests, durationS, rps: requests / durationS, p50Ms, p99Ms, failures, lastResponseAt: lastResponse };
 }
 
-type Sent = readonly { body: string; token: string }[];
-
-export function sendAll(url: string, requests: Sent, connections: number, onBody?: (body: string) => void) {
+export function sendAll(url: string, requests: readonly OpenLoopRequest[], connections: number, onBody?: (body: string) => void) {
   let k = 0;
-  const next = () => {
-    const { body, token } = requests[k++ % requests.length]!;
-    return { body, headers: { authorization: `Bearer ${token}` } };
-  };
-  return runLoad({ url, connections, amount: requests.length, next, ...(onBody && { onBody }) });
+  return runLoad({ url, connections, amount: requests.length, next: () => requests[k++ % requests.length]!, onBody });
 }
 
 /** Every user's first request, not timed (Tally creates and caches the user). */
@@ -197,12 +186,11 @@ export const loadCase = (c: TimedCase, more: Partial<LoadOptions>) =>
   runLoad({ url: c.url, connections: CONNECTIONS, body: c.body, headers: c.headers, expectBody: c.expectBody, ...more });
 export const warmUp = (c: TimedCase, seconds: number) => loadCase(c, { durationS: seconds }).then(c.settle);
 
-const median = (values: readonly number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
-const total = (rounds: readonly LoadResult[], key: 'requests' | 'durationS' | 'failures') => rounds.reduce((n, r) => n + r[key], 0);
-
 const combineRounds = (rounds: readonly LoadResult[]): LoadResult => {
-  const [requests, durationS, failures] = [total(rounds, 'requests'), total(rounds, 'durationS'), total(rounds, 'failures')];
-  const [p50Ms, p99Ms] = [median(rounds.map((r) => r.p50Ms)), median(rounds.map((r) => r.p99Ms))];
+  const total = (key: 'requests' | 'durationS' | 'failures') => rounds.reduce((n, r) => n + r[key], 0);
+  const median = (key: 'p50Ms' | 'p99Ms') => rounds.map((r) => r[key]).sort((a, b) => a - b)[Math.floor(rounds.length / 2)]!;
+  const [requests, durationS, failures] = [total('requests'), total('durationS'), total('failures')];
+  const [p50Ms, p99Ms] = [median('p50Ms'), median('p99Ms')];
   const lastResponseAt = Math.max(...rounds.map((r) => r.lastResponseAt));
   return { requests, durationS, rps: requests / durationS, p50Ms, p99Ms, failures, lastResponseAt };
 };

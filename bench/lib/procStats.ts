@@ -12,20 +12,17 @@ const orNaN = (f: () => number) => {
   }
 };
 
-/** utime, stime, cutime, cstime in seconds (after the command name, which may hold spaces). */
-function times(pid: number | string): number[] {
+/** utime + stime in seconds, and with `children` cutime + cstime too (the fields follow the command name, which may hold spaces). */
+export function cpuSeconds(pid: number | string, children = false): number {
   const stat = read(`/proc/${pid}/stat`);
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return fields.slice(11, 15).map((ticks) => Number(ticks) / CLOCK_TICKS);
+  return fields.slice(11, children ? 15 : 13).reduce((sum, ticks) => sum + Number(ticks) / CLOCK_TICKS, 0);
 }
-const sumOf = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
-
-export const cpuSeconds = (pid: number) => sumOf(times(pid).slice(0, 2));
 
 const postgresCpuSeconds = () =>
   readdirSync('/proc')
     .filter((entry) => /^\d+$/.test(entry))
-    .map((pid) => orNaN(() => (read(`/proc/${pid}/comm`).startsWith('postgres') ? sumOf(times(pid)) : 0)))
+    .map((pid) => orNaN(() => (read(`/proc/${pid}/comm`).startsWith('postgres') ? cpuSeconds(pid, true) : 0)))
     .reduce((sum, cpu) => (Number.isNaN(cpu) ? sum : sum + cpu), 0);
 
 export async function localRedisPid(url: string): Promise<number | null> {

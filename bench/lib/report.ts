@@ -18,11 +18,8 @@ const num = (x: number | undefined, digits = 0) => (x === undefined ? '-' : x.to
 
 export function columns(header: string[], rows: string[][], right: (i: number) => boolean): string {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-  const line = (c: string[]) =>
-    c
-      .map((v, i) => (right(i) ? v.padStart(widths[i]!) : v.padEnd(widths[i]!)))
-      .join('  ')
-      .trimEnd();
+  const cell = (v: string, i: number) => (right(i) ? v.padStart(widths[i]!) : v.padEnd(widths[i]!));
+  const line = (c: string[]) => c.map(cell).join('  ').trimEnd();
   return [line(header), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)].join('\n');
 }
 

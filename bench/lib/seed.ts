@@ -9,7 +9,7 @@ import { KINDS } from '../../src/domain/kinds.js';
 import { FAV, LIKE, POST_RELATIONS, type PostRelationKind, type Relation } from '../../src/domain/relations.js';
 import { createPersistedMarks } from '../../src/events/caughtUp.js';
 import { createApi } from '../../src/process/api.js';
-import { openParts } from '../../src/process/parts.js';
+import { openParts, type Parts } from '../../src/process/parts.js';
 import type { RedisClient } from '../../src/redis/client.js';
 import { createKeys, type Keys } from '../../src/redis/keys.js';
 import { waitFor } from '../../test/support/wait.js';
@@ -31,23 +31,32 @@ export function deploymentRedis(serverEnv: Record<string, string>) {
   return { config, keys: createKeys(config.redisKeyPrefix, config.partitions), redis: new Redis(serverEnv.REDIS_URL!) };
 }
 
-export async function waitUntilPersisted(redis: RedisClient, keys: Keys, timeoutMs = 300_000): Promise<void> {
+export async function waitUntilPersisted(redis: RedisClient, keys: Keys): Promise<void> {
   const marks = createPersistedMarks(redis, keys);
   const mark = await marks.now();
-  await waitFor(() => marks.passed(mark), Boolean, { timeoutMs, intervalMs: 250, what: 'the fact persister' });
+  await waitFor(() => marks.passed(mark), Boolean, { timeoutMs: 300_000, intervalMs: 250, what: 'the fact persister' });
 }
 
-export async function openSeeder(serverEnv: Record<string, string>) {
+export async function withSeeder<T>(serverEnv: Record<string, string>, work: (seeder: Seeder) => Promise<T>): Promise<T> {
   const connections = openParts(loadConfig(serverEnv), { name: 'bench-seed' });
   const api = createApi(connections, { operator: true });
-  await connections.checkDeployment();
-  const { deps } = api;
+  try {
+    await connections.checkDeployment();
+    return await work(seederOf(connections, api));
+  } finally {
+    api.stop();
+    await connections.close();
+  }
+}
+
+type Seeder = ReturnType<typeof seederOf>;
+function seederOf({ db }: Parts, { deps }: ReturnType<typeof createApi>) {
   return {
     deps,
     commands: deps.commands,
-    db: connections.db,
+    db,
     addUsers: (ids: readonly number[], name: string) =>
-      connections.db.$executeRaw`INSERT INTO users (id, name) SELECT id, ${name} || ' ' || id FROM unnest(${ids}::bigint[]) AS id`,
+      db.$executeRaw`INSERT INTO users (id, name) SELECT id, ${name} || ' ' || id FROM unnest(${ids}::bigint[]) AS id`,
     post: (authorId: number, title: string) => deps.commands.posts.create(authorId, { title, body: `Body of ${title}.` }),
     /** A like, a fav, or any relation of the registry (a reaction: `KINDS.reaction('HEART')!`). */
     like: (userId: number, postId: number, kind: PostRelationKind | Relation = 'LIKE') =>
@@ -57,22 +66,8 @@ export async function openSeeder(serverEnv: Record<string, string>) {
       await inBatches(ids, 100, async (id) => tokens.set(id, await deps.auth.sign(id)));
       return tokens;
     },
-    async close() {
-      api.stop();
-      await connections.close();
-    },
   };
 }
-
-export async function withSeeder<T>(serverEnv: Record<string, string>, work: (seeder: Seeder) => Promise<T>): Promise<T> {
-  const seeder = await openSeeder(serverEnv);
-  try {
-    return await work(seeder);
-  } finally {
-    await seeder.close();
-  }
-}
-type Seeder = Awaited<ReturnType<typeof openSeeder>>;
 
 export type World = Awaited<ReturnType<typeof seedWorld>>;
 
@@ -89,8 +84,7 @@ export function reactionGroups(contents: readonly string[], reactions: readonly 
 export async function seedWorld(serverEnv: Record<string, string>) {
   const app = createApp(loadConfig({ ...serverEnv, ROLE: 'worker' }));
   await app.start();
-  const seeder = await openSeeder(serverEnv);
-  try {
+  return withSeeder(serverEnv, async (seeder) => {
     const rand = random(2026);
     const userIds = range(1, USERS);
     await seeder.addUsers(userIds, 'User');
@@ -117,8 +111,7 @@ export async function seedWorld(serverEnv: Record<string, string>) {
       const contents = reacts.map(({ userId, kind }) => ({ userId, content: kind.reaction!.content }));
       reactions.set(post.id, reactionGroups(CONTENTS, contents, VIEWER_ID));
       writes.push(...reacts);
-      const liked = rand() < 1 / 3;
-      const faved = rand() < 1 / 5;
+      const [liked, faved] = [rand() < 1 / 3, rand() < 1 / 5];
       if (liked) likers.push(VIEWER_ID);
       if (faved) favers.push(VIEWER_ID);
       for (const userId of likers) writes.push({ userId, postId: post.id, kind: 'LIKE' });
@@ -128,9 +121,8 @@ export async function seedWorld(serverEnv: Record<string, string>) {
     for (const post of [...likeTargets, warmup]) expected.set(post.id, { likes: 0, favs: 0, liked: false, faved: false });
     await inBatches(writes, 500, (w) => seeder.like(w.userId, w.postId, w.kind));
     const ids = [...expected.keys()];
-    const all = range(0, app.config.partitions);
     const folded = async () => {
-      await app.workers!.flusher.foldPartitions(all);
+      await app.workers!.flusher.foldPartitions(range(0, app.config.partitions));
       const counts = await seeder.deps.postCounters.load(ids);
       const e = (i: number) => expected.get(ids[i]!)!;
       const reacted = (i: number) => reactions.get(ids[i]!)?.counts ?? KINDS.reactions.map(() => 0);
@@ -141,8 +133,5 @@ export async function seedWorld(serverEnv: Record<string, string>) {
     await waitUntilPersisted(app.redis, app.keys); // the prisma-count baseline copies its rows from PostgreSQL's facts
     const tokens = await seeder.tokens(userIds);
     return { userIds, tokens, likeTargetIds: likeTargets.map((p) => p.id), warmupPostId: warmup.id, expected, reactions };
-  } finally {
-    await seeder.close();
-    await app.stop();
-  }
+  }).finally(() => app.stop());
 }

@@ -34,18 +34,15 @@ export async function startChild<Ready>(name: string, node: string, args: string
     for (const waiter of pending.values()) waiter.reject(new Error(`${name} exited with code ${code}`));
     pending.clear();
   });
-  const ready = new Promise<Ready>((resolve, reject) => pending.set(0, { resolve, reject }));
   const late = () => pending.get(0)?.reject(new Error(`${name} did not start within ${options.readyWithinMs / 1000} s`));
   const timer = setTimeout(late, options.readyWithinMs);
-  const readyMessage = await ready
-    .catch((error: unknown) => {
-      child.kill('SIGKILL');
-      throw error;
-    })
-    .finally(() => clearTimeout(timer));
+  const ready = new Promise<Ready>((resolve, reject) => pending.set(0, { resolve, reject })).finally(() => clearTimeout(timer));
   const gone = () => child.exitCode !== null || child.signalCode !== null;
   return {
-    ready: readyMessage,
+    ready: await ready.catch((error: unknown) => {
+      child.kill('SIGKILL');
+      throw error;
+    }),
     pid: child.pid!,
     call: <T>(cmd: string, args?: unknown) =>
       new Promise<T>((resolve, reject) => {
@@ -65,7 +62,7 @@ export async function startChild<Ready>(name: string, node: string, args: string
   };
 }
 
-export function serveParent(commands: Record<string, (args: any) => unknown>, ready = {}, onExit: () => Promise<unknown> = async () => {}) {
+export function serveParent(commands: Record<string, (args: any) => unknown>, ready: object, onExit: () => Promise<unknown>) {
   process.on('disconnect', () => void onExit().finally(() => process.exit(0)));
   process.on('message', async (message: { id: number; cmd: string; args?: unknown }) => {
     try {
@@ -94,18 +91,15 @@ export type ServerHandle = Awaited<ReturnType<typeof startServer>>;
 type Env = Record<string, string>;
 const noop = () => {};
 
-const flags = (text: string | undefined) => (text ?? '').split(' ').filter(Boolean);
-const TALLY_NODE_FLAGS = flags(JSON.parse(readFileSync(projectPath('package.json'), 'utf8')).config?.nodeFlags);
 /** Tally and the reference (d) run as `npm start` runs Tally (or with BENCH_NODE_FLAGS); the other baselines with Node's defaults. */
-const nodeFlags = (kind: ServerKind) => {
-  if (kind !== 'tally' && kind !== 'jit-feed') return [];
-  return process.env.BENCH_NODE_FLAGS !== undefined ? flags(process.env.BENCH_NODE_FLAGS) : TALLY_NODE_FLAGS;
-};
+const nodeFlags = (process.env.BENCH_NODE_FLAGS ?? JSON.parse(readFileSync(projectPath('package.json'), 'utf8')).config?.nodeFlags ?? '')
+  .split(' ')
+  .filter(Boolean);
 
 export async function startServer(kind: ServerKind, env: Env, node = process.execPath, openFiles = 0, more: string[] = []) {
   const dir = process.env.BENCH_CPU_PROFILE_DIR;
   const profile = dir ? ['--cpu-prof', `--cpu-prof-dir=${dir}/${kind}`] : [];
-  const args = [...profile, ...nodeFlags(kind), ...more, ...entryOf('serverProcess'), kind];
+  const args = [...profile, ...(kind === 'tally' || kind === 'jit-feed' ? nodeFlags : []), ...more, ...entryOf('serverProcess'), kind];
   const options = { env: { ...process.env, ...env }, openFiles, readyWithinMs: 60_000 };
   const child = await startChild<{ url: string }>(`${kind} server`, node, args, options);
   const redisStats = () => child.call<RedisStats | null>('redisStats');
