@@ -39,9 +39,12 @@ export function createFlusher(deps: { redis: ScriptedRedis; keys: Keys; viewsExa
     return emptiedAt.get(partition) ?? 0;
   }
 
-  /** One call of the partition's pass; a new pass's asOf is at most when its buffer of views was last emptied. */
-  const foldOnce = async (partition: number, limit: number) =>
-    scripts.foldDirtyCounters({ partition, limit, asOfAtMost: await foldViews(partition) });
+  /**
+   * One call of the partition's pass; a new pass's asOf is at most `asOfAtMost`, when its buffer
+   * of views was last emptied (added up now unless given).
+   */
+  const foldOnce = async (partition: number, limit: number, asOfAtMost?: number) =>
+    scripts.foldDirtyCounters({ partition, limit, asOfAtMost: asOfAtMost ?? (await foldViews(partition)) });
 
   return {
     foldOnce,
@@ -55,8 +58,10 @@ export function createFlusher(deps: { redis: ScriptedRedis; keys: Keys; viewsExa
       const total: FoldResult = { folded: 0, rebuilt: 0, calls: 0 };
       await Promise.all(
         partitions.map(async (partition) => {
+          // Only a pass's first call can start a new one: the views are added up once per pass.
+          const asOfAtMost = await foldViews(partition);
           for (;;) {
-            const { folded, remaining, rebuilt } = await foldOnce(partition, options.limit ?? FOLD_BATCH);
+            const { folded, remaining, rebuilt } = await foldOnce(partition, options.limit ?? FOLD_BATCH, asOfAtMost);
             total.folded += folded;
             total.rebuilt += rebuilt;
             total.calls += 1;
