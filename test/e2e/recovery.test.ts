@@ -1,30 +1,21 @@
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApp, type TestApp } from '../support/app.js';
+import { startSplitOnOwnRedis, type TestApp } from '../support/app.js';
 import { spawnTsx } from '../support/process.js';
-import { type RedisServer, startRedisServer } from '../support/redisServer.js';
 import { persisterCaughtUp } from '../support/settle.js';
 import { waitFor, waitUntil } from '../support/wait.js';
 
 // Redis loses everything (FLUSHALL) while a split deployment runs (an API process and a
 // worker); PostgreSQL keeps the facts. No one runs anything by hand.
-let server: RedisServer;
+let deployment: Awaited<ReturnType<typeof startSplitOnOwnRedis>>;
 let t: TestApp;
-let worker: TestApp;
 let admin: Redis;
 
 beforeAll(async () => {
-  server = await startRedisServer();
-  admin = new Redis(server.url);
-  t = await startTestApp({ REDIS_URL: server.url, PARTITIONS: '4', ROLE: 'api' });
-  worker = await startTestApp({ REDIS_URL: server.url, PARTITIONS: '4', ROLE: 'worker' }, { sharing: t });
+  deployment = await startSplitOnOwnRedis({ PARTITIONS: '4' });
+  ({ api: t, admin } = deployment);
 }, 30_000);
-afterAll(async () => {
-  await worker?.stop();
-  await t?.stop();
-  admin?.disconnect();
-  await server?.stop();
-});
+afterAll(() => deployment?.stop());
 
 const SET = 'mutation($i: SetLikeRelationInput!) { setLikeRelation(input: $i) { changed } }';
 const PAGE = `query($ids: [ID!]!) { posts(ids: $ids) { id counts { likes favs asOf } myState { liked faved } } }`;
@@ -107,7 +98,7 @@ describe('recovery after Redis lost its data', () => {
     // `npm run recover` finds nothing left to do.
     const recover = spawnTsx('src/cli/recover.ts', [], {
       DATABASE_URL: t.db.url,
-      REDIS_URL: server.url,
+      REDIS_URL: deployment.server.url,
       REDIS_KEY_PREFIX: t.app.config.redisKeyPrefix,
       PARTITIONS: '4',
       NODE_ENV: 'test',

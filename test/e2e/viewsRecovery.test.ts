@@ -2,16 +2,14 @@
 // Redis lost everything (FLUSHALL) while an API process and a worker run, reads answer the
 // persisted views at once, views keep being recorded, and the recovery adds the persisted
 // ones back: the totals add up, and a viewer seen before and after the loss counts once.
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApp, type TestApp } from '../support/app.js';
-import { type RedisServer, startRedisServer } from '../support/redisServer.js';
+import { startSplitOnOwnRedis, type TestApp } from '../support/app.js';
 import { waitFor } from '../support/wait.js';
 
-let server: RedisServer;
+let deployment: Awaited<ReturnType<typeof startSplitOnOwnRedis>>;
 let t: TestApp;
-let worker: TestApp;
 let admin: Redis;
 
 const RECORD = `mutation($ids: [ID!]!) { recordViews(input: { postIds: $ids }) { views { counted } } }`;
@@ -20,17 +18,10 @@ type Views = { total: number; unique: number; asOf: string | null };
 const env = { PARTITIONS: '4', VIEWS_PERSIST_INTERVAL_MS: '200', RATE_LIMIT_VIEWS: '1000000' };
 
 beforeAll(async () => {
-  server = await startRedisServer();
-  admin = new Redis(server.url);
-  t = await startTestApp({ ...env, REDIS_URL: server.url, ROLE: 'api' });
-  worker = await startTestApp({ ...env, REDIS_URL: server.url, ROLE: 'worker' }, { sharing: t });
+  deployment = await startSplitOnOwnRedis(env);
+  ({ api: t, admin } = deployment);
 }, 30_000);
-afterAll(async () => {
-  await worker?.stop();
-  await t?.stop();
-  admin?.disconnect();
-  await server?.stop();
-});
+afterAll(() => deployment?.stop());
 
 const read = async (ids: string[]): Promise<Views[]> => (await t.gql(READ, { ids })).data.posts.map((p: { views: Views }) => p.views);
 /** Every viewer records every post, 8 viewers at a time. */

@@ -1,10 +1,13 @@
 // Starts a whole Tally process in this test file: its own database, its own Redis key
 // prefix, a free port. `gql` speaks GraphQL over real HTTP.
+
+import { Redis } from 'ioredis';
 import { type App, type AppOptions, createApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
 import { createTestDatabase, type TestDatabase } from './db.js';
 import { TEST_REDIS_URL } from './env.js';
 import { deleteKeys, uniquePrefix } from './redis.js';
+import { startRedisServer } from './redisServer.js';
 
 export const TEST_JWT_SECRET = 'test-secret-0123456789abcdef0123456789';
 
@@ -104,6 +107,29 @@ export async function startTestApp(env: Record<string, string> = {}, options: Te
       await deleteKeys(prefix, reachable);
     },
   };
+}
+
+/**
+ * An API process and a worker on a redis-server of their own, for tests that do to Redis what a
+ * shared one would not survive (FLUSHALL, a restart); `admin` is a connection to it.
+ */
+export async function startSplitOnOwnRedis(env: Record<string, string> = {}) {
+  const server = await startRedisServer();
+  const admin = new Redis(server.url);
+  const started: TestApp[] = [];
+  const stop = async () => {
+    for (const app of started.reverse()) await app.stop(); // the worker first, the owner last
+    admin.disconnect();
+    await server.stop();
+  };
+  try {
+    started.push(await startTestApp({ ...env, REDIS_URL: server.url, ROLE: 'api' }));
+    started.push(await startTestApp({ ...env, REDIS_URL: server.url, ROLE: 'worker' }, { sharing: started[0] }));
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+  return { server, admin, api: started[0]!, worker: started[1]!, stop };
 }
 
 /** The `extensions.code` of every error in a response, for compact assertions. */
