@@ -11,7 +11,7 @@ import { LIKE as LIKE_RELATION } from '../../src/domain/relations.js';
 import { errorCodes, startTestApp, TEST_JWT_SECRET, type TestApp } from '../support/app.js';
 import { TEST_REDIS_URL } from '../support/env.js';
 import { spawnTsx } from '../support/process.js';
-import { deleteKeys } from '../support/redis.js';
+import { loseKeys } from '../support/redis.js';
 import { waitForPersister } from '../support/settle.js';
 import { waitFor } from '../support/wait.js';
 
@@ -229,7 +229,7 @@ describe('eraseAccount', () => {
       updatedAt: new Date(),
     };
     await t.app.db.relationFact.create({ data: leftover });
-    await deleteKeys(t.app.config.redisKeyPrefix);
+    await loseKeys(t.app.config.redisKeyPrefix);
     const lostAt = Date.now();
     const recover = spawnTsx('src/cli/recover.ts', [], cliEnv());
     expect(await recover.exited).toBe(0);

@@ -41,6 +41,22 @@ export const deleteKeys = (prefix: string, target: string | RedisTarget = TEST_R
     }
   });
 
+/**
+ * Every key under `prefix` gone in one step, as when Redis loses its data: a deployment running
+ * on it never sees half of them gone (deleteKeys unlinks batch by batch). One server only.
+ */
+export async function loseKeys(prefix: string, url = TEST_REDIS_URL): Promise<number> {
+  const redis = new Redis(url);
+  try {
+    const script = `local keys = redis.call('KEYS', ARGV[1])
+      for i = 1, #keys, 1000 do redis.call('UNLINK', unpack(keys, i, math.min(i + 999, #keys))) end
+      return #keys`;
+    return (await redis.eval(script, 0, `${prefix}*`)) as number;
+  } finally {
+    redis.disconnect();
+  }
+}
+
 /** How many keys under `prefix` each server holds (one entry per Cluster master). */
 export async function keysPerServer(prefix: string, target: string | RedisTarget = TEST_REDIS_URL): Promise<number[]> {
   const counts: number[] = [];
