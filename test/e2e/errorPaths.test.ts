@@ -197,6 +197,21 @@ describe.each(['jit', 'graphql-js'])('in production with the %s executor', (exec
       expect(await t.app.db.relationFact.count({ where: { entityId: 99999 } })).toBe(0);
     });
 
+    it('answers NOT_FOUND at the entry of recordViews whose post is missing, counts the others, and BAD_USER_INPUT for a malformed id', async () => {
+      const record = (ids: string[]) =>
+        send(
+          { query: 'mutation($ids: [ID!]!) { recordViews(input: { postIds: $ids }) { views { counted } } }', variables: { ids } },
+          { token: bob },
+        );
+      const a = await record(['99999', postIds[0]!]);
+      expect([a.status, codes(a), a.body.errors![0]!.path]).toEqual([200, ['NOT_FOUND'], ['recordViews', 'views', 0]]);
+      expect(a.body.data.recordViews.views).toEqual([null, { counted: true }]);
+      const b = await record([postIds[1]!, 'x']);
+      expect([b.status, codes(b)]).toEqual([200, ['BAD_USER_INPUT']]);
+      const c = await record([postIds[1]!]);
+      expect(c.body.data.recordViews.views).toEqual([{ counted: true }]); // the refused request counted nothing
+    });
+
     it('answers BAD_USER_INPUT naming the reactions for an unknown one, and sets nothing', async () => {
       const token = await t.token(7);
       const a = await send(
