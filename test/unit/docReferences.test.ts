@@ -68,6 +68,17 @@ describe('names in the README, docs/ and source comments', () => {
     expect(unknown(found, exists)).toEqual([]);
   });
 
+  it('name functions and constants the file they name defines', () => {
+    // `<path>.ts:name` walks a reader to `name` in that file: a renamed function must not leave it behind.
+    const found = mentions(texts, /(?<![\w./@<-])((?:src|test|bench|prisma|scripts)\/[\w./-]+\.ts:[A-Za-z_$][\w$]*)/g);
+    const defines = (name: string) => {
+      const [file, identifier] = name.split(':') as [string, string];
+      if (!files.includes(file)) return true; // an unknown path is the test above's to report
+      return new RegExp(`\\b${identifier.replace(/\$/g, '\\$')}\\b`).test(code(file).text);
+    };
+    expect(unknown(found, defines)).toEqual([]);
+  });
+
   it('name Lua scripts that exist in lua/', () => {
     const scripts = new Set(files.filter((f) => f.startsWith('lua/') && f.endsWith('.lua')).map((f) => f.split('/').pop()));
     // `verbNoun-N` without `.lua` names the script too when lua/ has a verbNoun: N is its KEYS count.
