@@ -31,9 +31,11 @@ const destroy = (client: PgClient) => (client as unknown as { connection: { stre
  */
 function clientDroppingOnTimeout() {
   const clients = new Set<DroppingOnTimeoutClient>();
+  // Orders sends and answers strictly: two in the same millisecond are still before and after.
+  let clock = 0;
 
   class DroppingOnTimeoutClient extends pg.Client {
-    private lastAnswerAt = Date.now();
+    private lastAnswerAt = ++clock;
     private inFlight = 0;
 
     constructor(...args: ConstructorParameters<typeof pg.Client>) {
@@ -43,7 +45,7 @@ function clientDroppingOnTimeout() {
     }
 
     override query(...args: unknown[]): never {
-      const sentAt = Date.now();
+      const sentAt = ++clock;
       const last = args.length - 1;
       const callback = args[last];
       if (typeof callback === 'function') {
@@ -72,7 +74,7 @@ function clientDroppingOnTimeout() {
     /** A query ended; after a read timeout, the connections dropped (a promise: the caller waits for it). */
     private answered(error: Error | null, sentAt: number): Promise<void> | null {
       this.inFlight--;
-      if (!error) this.lastAnswerAt = Date.now();
+      if (!error) this.lastAnswerAt = ++clock;
       return error?.message === READ_TIMEOUT ? this.dropStalled(sentAt) : null;
     }
 
