@@ -1,9 +1,7 @@
 --[[
-  The entities' side of recording views, for entities whose view counts now (lua/claimViews-1.lua
-  said so): all of a request's on a single Redis, one partition's on a Cluster. Each view is
-  appended to its partition's buffer (`vbuf:{pN}`), as "<type>:<id> <digest>": the next flush
-  adds the buffer up per entity before it folds (lua/foldViews-3.lua), so a view costs one
-  list element here and no event.
+  The entities' side of recording views on a Redis Cluster, for entities whose view counts now
+  (lua/claimViews-1.lua said so), one partition's per call: each view is appended to its
+  partition's buffer (includes/viewBuffer).
 
   Input:
     KEYS[1] buffer of the first entity's partition   vbuf:{pN}   (declared so a Cluster routes the call)
@@ -14,27 +12,13 @@
 
   Output: how many views it added; -2 for invalid arguments
 ]]
---- @include "includes/keyNames"
-local rcall = redis.call
-
-local prefix = ARGV[1]
+--- @include "includes/viewBuffer"
 if (#ARGV - 1) % 3 ~= 0 then return -2 end
--- Every argument checked before the first write (no rollback in Redis).
+local views = {}
 for i = 2, #ARGV, 3 do
-  local digest = ARGV[i + 2]
-  if digest ~= '' and (not string.match(digest, '^%d+$') or #digest > 15 or tonumber(digest) >= 2 ^ 48) then return -2 end
+  -- Every argument checked before the first write (no rollback in Redis).
+  if not validDigest(ARGV[i + 2]) then return -2 end
+  views[#views + 1] = { tag = ARGV[i], entity = ARGV[i + 1], digest = ARGV[i + 2] }
 end
-
-local byTag, tags = {}, {}
-for i = 2, #ARGV, 3 do
-  local tag, entity, digest = ARGV[i], ARGV[i + 1], ARGV[i + 2]
-  local views = byTag[tag]
-  if not views then
-    views = {}
-    byTag[tag] = views
-    tags[#tags + 1] = tag
-  end
-  views[#views + 1] = entity .. ' ' .. (digest == '' and '-' or digest)
-end
-for _, tag in ipairs(tags) do rcall('RPUSH', prefix .. KEY.viewBuffer .. tag, unpack(byTag[tag])) end
-return (#ARGV - 1) / 3
+bufferViews(ARGV[1], views)
+return #views

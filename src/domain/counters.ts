@@ -14,7 +14,7 @@ export const MAX_COUNTER_SLOTS = 64;
 export const POST_SLOTS = { read: 0, like: 1, fav: 2, viewers: 3, repost: 4 } as const;
 
 /**
- * The slots views move (lua/addViews-1.lua). Neither the facts nor the event log count them:
+ * The slots views move (lua/foldViews-3.lua). Neither the facts nor the event log count them:
  * counters rebuilt from either keep these as they stand (includes/packedCounters: keepViews).
  */
 export const VIEW_SLOTS = { total: POST_SLOTS.read, unique: POST_SLOTS.viewers } as const;

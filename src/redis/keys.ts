@@ -149,7 +149,7 @@ export function createKeys(prefix: string, partitions: number) {
     userCountersVersion: (userId: number) => `${prefix}ucntv:${u(userPartition(userId, partitions))}:${userId}`,
     /** The user's token bucket for one budget (src/limits/rateLimiter.ts). */
     rateLimit: (budget: string, userId: number) => `${prefix}rl:${u(userPartition(userId, partitions))}:${budget}:${userId}`,
-    /** When each of a user's views last counted, for one window (lua/claimViews-1.lua), in the user's slot. */
+    /** When each of a user's views last counted, for one window (lua/includes/viewWindow.lua), in the user's slot. */
     viewWindow: (userId: number) => `${prefix}vw:${u(userPartition(userId, partitions))}:${userId}`,
     /** The same for an anonymous client, by a digest of its address. */
     addressViewWindow: (digest: string) => `${prefix}vwa:${digest}`,

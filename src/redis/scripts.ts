@@ -349,12 +349,30 @@ export function createScripts(redis: ScriptedRedis, keys: Keys) {
       return { granted, value };
     },
 
-    /** Which of `entities` count a view by the viewer whose window is `window` now (at most once per `windowMs`). */
+    /**
+     * On a single Redis, in one step: which of `entities` count a view by the viewer whose window
+     * is `window` now (at most once per `windowMs`), those added with the viewer's `digest` ('' for
+     * views counted in `total` only).
+     */
+    recordViews: async (a: { window: string; windowMs: number; digest: string; entities: readonly EntityRef[] }) =>
+      (
+        await call<number[]>(
+          'recordViews',
+          a.window,
+          keys.viewBuffer(keys.partitionOf(a.entities[0]!)),
+          a.windowMs,
+          keys.prefix,
+          a.digest,
+          ...a.entities.flatMap((entity) => [tagOf(entity), entityName(entity)]),
+        )
+      ).map((counted) => counted === 1),
+
+    /** On a Cluster, the first step: which of `entities` count a view by the viewer whose window is `window` now (at most once per `windowMs`). */
     claimViews: async (a: { window: string; windowMs: number; entities: readonly EntityRef[] }) =>
       (await call<number[]>('claimViews', a.window, a.windowMs, ...a.entities.map(entityName))).map((counted) => counted === 1),
 
     /**
-     * Adds one view to each entity (of one partition on a Cluster), with its viewer's digest
+     * On a Cluster, the second step: adds one view to each entity (of one partition), with its viewer's digest
      * ('' for a view counted in `total` only); how many it added.
      */
     addViews: (views: readonly { entity: EntityRef; digest: string }[]) =>

@@ -1,7 +1,8 @@
 // Recording views: which of the posts (or of the entities a product owns) a client showed
-// count a view now, by the deployment's rules (src/domain/views.ts), added to their counters in
-// one step (lua/claimViews-1.lua for the viewer's window, lua/addViews-1.lua for the entities,
-// one call per partition on a Cluster). A view whose recording fails between the two steps is lost, never counted twice.
+// count a view now, by the deployment's rules (src/domain/views.ts), added to their counters:
+// in one step on a single Redis (lua/recordViews-2.lua); on a Cluster in two, the viewer's
+// window (lua/claimViews-1.lua), then the entities' buffers, one call per partition
+// (lua/addViews-1.lua). A view whose recording fails between the two is lost, never counted twice.
 import type { OwnedEntity } from '../db/entities.js';
 import type { EntityCache } from '../db/entityCache.js';
 import type { PostCache } from '../db/postCache.js';
@@ -54,24 +55,24 @@ export function createViewService(deps: ViewServiceDeps) {
     const counted = new Set<Seen>();
     if (candidates.length > 0) {
       const window = anonymous ? keys.addressViewWindow(deps.viewerDigests.address(client.address)) : keys.viewWindow(client.userId);
-      const claimed = await scripts.claimViews({ window, windowMs: rules.windowMs, entities: candidates.map((s) => s.ref) });
-      const won = candidates.filter((_, i) => claimed[i]);
-      await add(
-        won.map((s) => s.ref),
-        anonymous ? '' : deps.viewerDigests.user(client.userId),
-      );
-      for (const s of won) counted.add(s);
+      const digest = anonymous ? '' : deps.viewerDigests.user(client.userId);
+      const claim = { window, windowMs: rules.windowMs, digest, entities: candidates.map((s) => s.ref) };
+      const won = await (deps.perPartition ? claimThenAdd(claim) : scripts.recordViews(claim));
+      candidates.forEach((s, i) => won[i] && counted.add(s));
     }
     return seen.map((s) => s !== null && counted.has(s));
   }
 
-  /** Adds the counted views with the viewer's digest: one script call (one per partition on a Cluster). */
-  async function add(entities: readonly EntityRef[], digest: string) {
+  /** On a Cluster the window and the buffers are in different slots: claim, then add per partition. */
+  async function claimThenAdd(claim: { window: string; windowMs: number; digest: string; entities: readonly EntityRef[] }) {
+    const won = await scripts.claimViews(claim);
+    const entities = claim.entities.filter((_, i) => won[i]);
     await Promise.all(
-      commandGroups(entities, keys.partitionOf, deps.perPartition).map((group) =>
-        scripts.addViews(group.map((i) => ({ entity: entities[i]!, digest }))),
+      commandGroups(entities, keys.partitionOf, true).map((group) =>
+        scripts.addViews(group.map((i) => ({ entity: entities[i]!, digest: claim.digest }))),
       ),
     );
+    return won;
   }
 
   return {

@@ -30,6 +30,7 @@ describe('lua scripts', () => {
         'publishUserCounts',
         'raisePosition',
         'readLeasedStream',
+        'recordViews',
         'rebuildCounters',
         'releaseLease',
         'renewLease',

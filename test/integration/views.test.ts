@@ -7,6 +7,7 @@ import { VIEW_SLOTS } from '../../src/domain/counters.js';
 import { POST } from '../../src/domain/entities.js';
 import { LIKE } from '../../src/domain/relations.js';
 import { createReadiness } from '../../src/recovery/readiness.js';
+import { ScriptErrorCode } from '../../src/redis/scriptErrors.js';
 import { createScripts } from '../../src/redis/scripts.js';
 import { createViewerDigests } from '../../src/services/viewerDigests.js';
 import { type CounterFixture, createCounterFixture } from '../support/counterFixture.js';
@@ -125,4 +126,23 @@ describe('a backlog of views', () => {
     expect((await viewsOf(6)).total).toBe(25_000);
     expect(await flushedAt()).toBeGreaterThanOrEqual(before);
   }, 30_000);
+});
+
+describe('recording a viewer’s views in one step (a single Redis)', () => {
+  const window = () => f.keys.viewWindow(7);
+  const record = (digest: string, ids: number[]) =>
+    createScripts(f.redis, f.keys).recordViews({ window: window(), windowMs: 60_000, digest, entities: ids.map(post) });
+
+  it('counts each entity once per window and buffers exactly the views that counted', async () => {
+    expect(await record(digests.user(7), [1, 2])).toEqual([true, true]);
+    expect(await record(digests.user(7), [2, 3])).toEqual([false, true]);
+    expect(await f.redis.lrange(f.keys.viewBuffer(0), 0, -1)).toEqual(
+      ['post:1', 'post:2', 'post:3'].map((name) => `${name} ${digests.user(7)}`),
+    );
+  });
+
+  it('refuses a malformed digest before it writes anything', async () => {
+    await expect(record('not a digest', [1])).rejects.toMatchObject({ code: ScriptErrorCode.InvalidArguments });
+    expect(await f.redis.exists(window(), f.keys.viewBuffer(0))).toBe(0);
+  });
 });
