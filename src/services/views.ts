@@ -58,7 +58,7 @@ export function createViewService(deps: ViewServiceDeps) {
       const digest = anonymous ? '' : deps.viewerDigests.user(client.userId);
       const claim = { window, windowMs: rules.windowMs, digest, entities: candidates.map((s) => s.ref) };
       const won = await (deps.perPartition ? claimThenAdd(claim) : scripts.recordViews(claim));
-      candidates.forEach((s, i) => won[i] && counted.add(s));
+      for (const [i, s] of candidates.entries()) if (won[i]) counted.add(s);
     }
     return seen.map((s) => s !== null && counted.has(s));
   }
