@@ -4,8 +4,18 @@
 
 /** What lru-cache's `status` option reports of a fetch (the part this needs). */
 export interface FetchStatus {
+  fetch?: string;
   fetchAborted?: true;
 }
+
+/**
+ * The reasons lru-cache aborts a fetch with when its entry goes. Only the caller that started
+ * the fetch has `fetchAborted` in its status; one that joined it (`fetch: 'inflight'`) gets the
+ * reason alone, thrown.
+ */
+const ABORT_REASONS = new Set(['deleted', 'evicted', 'replaced']);
+const abortedJoin = (status: FetchStatus, error: unknown) =>
+  status.fetch === 'inflight' && error instanceof Error && ABORT_REASONS.has(error.message);
 
 export async function fetchUnlessForgotten<V>(fetch: (status: FetchStatus) => Promise<V | undefined>, read: () => Promise<V>): Promise<V> {
   const status: FetchStatus = {};
@@ -13,7 +23,7 @@ export async function fetchUnlessForgotten<V>(fetch: (status: FetchStatus) => Pr
     const value = await fetch(status);
     if (value !== undefined) return value;
   } catch (error) {
-    if (!status.fetchAborted) throw error;
+    if (!status.fetchAborted && !abortedJoin(status, error)) throw error;
   }
   return read();
 }
