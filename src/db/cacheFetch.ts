@@ -2,9 +2,11 @@
 // lru-cache aborts a lookup under way when its entry is deleted, and that fetch then answers
 // undefined or throws the abort. The caller's read runs again, uncached, instead.
 
+import type { LRUCache } from 'lru-cache';
+
 /** What lru-cache's `status` option reports of a fetch (the part this needs). */
 export interface FetchStatus {
-  fetch?: string;
+  fetch?: LRUCache.Status<unknown, unknown>['fetch'];
   fetchAborted?: true;
 }
 
