@@ -40,12 +40,45 @@ export interface CostedRequest {
   variables: Record<string, unknown> | undefined;
 }
 
+// Costing a feed page was about 5 % of its server CPU (a walk of the whole document per request), and
+// clients send the same few (document, variables) again and again: each document (Apollo's
+// parsed copy, one object per query text) remembers the costs of its recent variables.
+const MEMO_KEY_CHARS = 512;
+const MEMO_PER_DOCUMENT = 64;
+const memo = new WeakMap<GraphQLSchema, WeakMap<DocumentNode, Map<string, number | null>>>();
+
 /**
  * The operation's cost with its variables; null when its variables do not coerce (it will not
  * execute: execution reports them in graphql-js's words); Infinity when it cannot be costed
  * (more than 10,000 fields once fragments are spread).
  */
 export function operationCost(schema: GraphQLSchema, request: CostedRequest): number | null {
+  const key = `${request.operation.name?.value ?? ''} ${JSON.stringify(request.variables ?? {})}`;
+  if (key.length > MEMO_KEY_CHARS) return costOf(schema, request);
+  const costs = rememberedCosts(schema, request.document);
+  const known = costs.get(key);
+  if (known !== undefined) return known;
+  const cost = costOf(schema, request);
+  if (costs.size >= MEMO_PER_DOCUMENT) costs.clear();
+  costs.set(key, cost);
+  return cost;
+}
+
+function rememberedCosts(schema: GraphQLSchema, document: DocumentNode): Map<string, number | null> {
+  let byDocument = memo.get(schema);
+  if (!byDocument) {
+    byDocument = new WeakMap();
+    memo.set(schema, byDocument);
+  }
+  let costs = byDocument.get(document);
+  if (!costs) {
+    costs = new Map();
+    byDocument.set(document, costs);
+  }
+  return costs;
+}
+
+function costOf(schema: GraphQLSchema, request: CostedRequest): number | null {
   const variables = request.variables ?? {};
   if (getVariableValues(schema, request.operation.variableDefinitions ?? [], variables).errors) return null;
   try {
