@@ -4,12 +4,27 @@ import type { UserCounts } from '../counters/userCounters.js';
 import type { OwnedEntity } from '../db/entities.js';
 import type { PostModel as StoredPost } from '../db/posts.js';
 import type { UserModel as StoredUser } from '../db/users.js';
-import type { PostRelationKind } from '../domain/relations.js';
+import type { PostRelationKind, Relation } from '../domain/relations.js';
+import type { ViewerState } from '../relations/relationStore.js';
 import type { RecordedEntityView, RecordedView } from '../services/views.js';
 import type { Page } from './connection.js';
 
-/** A post; a pushed one (subscriptions) carries the counts its flush pass published. */
-export type PostModel = StoredPost & { liveCounts?: PostCounts };
+/**
+ * What a feed page's load found for one of its posts (src/graphql/resolvers/pageState.ts): its
+ * counts and the viewer's state for `kinds`, or the error its fields answer with instead of
+ * asking again; undefined where the page did not load it.
+ */
+export interface PageState {
+  counts: PostCounts | Error | undefined;
+  kinds: ReadonlySet<Relation>;
+  viewerState: ViewerState | Error | undefined;
+}
+
+/**
+ * A post; a pushed one (subscriptions) carries the counts its flush pass published, one on a
+ * feed page what its page loaded.
+ */
+export type PostModel = StoredPost & { liveCounts?: PostCounts; page?: PageState };
 /** A user; a pushed one carries the counts last published for them. */
 export type UserModel = StoredUser & { liveCounts?: UserCounts };
 

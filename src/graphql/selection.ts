@@ -1,5 +1,6 @@
 // The subfields a resolver's field asks for, through fragments, once per place in a document:
-// a resolver can then fetch only what is shown (the viewer-state kinds a page selects).
+// a resolver can then fetch only what is shown (the viewer-state kinds a page selects, what a
+// feed page's posts show).
 import { type FieldNode, type GraphQLResolveInfo, Kind, type SelectionSetNode } from 'graphql';
 
 const selected = new WeakMap<FieldNode, ReadonlySet<string>>();
@@ -24,4 +25,22 @@ export function subfieldsOf(info: Pick<GraphQLResolveInfo, 'fieldNodes' | 'fragm
   for (const node of info.fieldNodes) collect(node.selectionSet, info, names);
   if (only) selected.set(only, names);
   return names;
+}
+
+function collectNamed(set: SelectionSetNode | undefined, fragments: Fragments, name: string, into: FieldNode[]) {
+  for (const selection of set?.selections ?? []) {
+    if (selection.kind === Kind.FIELD) {
+      if (selection.name.value === name) into.push(selection);
+    } else if (selection.kind === Kind.INLINE_FRAGMENT) collectNamed(selection.selectionSet, fragments, name, into);
+    else collectNamed(fragments[selection.name.value]?.selectionSet, fragments, name, into);
+  }
+}
+
+type Fragments = GraphQLResolveInfo['fragments'];
+
+/** The nodes of the field `name` among the subfields of `nodes`, through fragments. */
+export function subfieldNodes(nodes: readonly FieldNode[], fragments: Fragments, name: string): FieldNode[] {
+  const found: FieldNode[] = [];
+  for (const node of nodes) collectNamed(node.selectionSet, fragments, name, found);
+  return found;
 }

@@ -97,6 +97,30 @@ describe('a feed page with counts and viewer state', () => {
     },
   );
 
+  it('answers a page of posts handed their counts and state as post by post, and one that shows more post by post, in one round trip', async () => {
+    const FIELDS =
+      'id counts { likes favs } views { total unique } reactionGroups { content count viewerHasReacted } myState { liked faved reactions bookmarked }';
+    const page = await t.gql(`{ feed(first: 30) { edges { node { ${FIELDS} } } } }`, {}, { token: viewer });
+    const nodes = page.data.feed.edges.map((e: any) => e.node);
+    const byPost = await t.gql(
+      `query($ids: [ID!]!) { posts(ids: $ids) { ${FIELDS} } }`,
+      { ids: nodes.map((n: any) => n.id) },
+      { token: viewer },
+    );
+    expect(byPost.errors).toBeUndefined();
+    expect(nodes).toEqual(byPost.data.posts);
+    // The authors' counts are not the page's to load: loaded with its page, they would start a second round trip.
+    const before = t.app.redisRoundTrips.count;
+    const withAuthors = await t.gql(
+      `{ feed(first: 30) { edges { node { ${FIELDS} author { counts { posts } } } } } }`,
+      {},
+      { token: viewer },
+    );
+    expect(t.app.redisRoundTrips.count - before).toBe(1);
+    expect(withAuthors.data.feed.edges.map(({ node: { author, ...node } }: any) => node)).toEqual(nodes);
+    expect(withAuthors.data.feed.edges.map((e: any) => e.node.author.counts.posts)).toContain(25);
+  });
+
   it('gives anonymous viewers counts and a null myState', async () => {
     const res = await t.gql(FEED, { first: 50 });
     expect(res.data.feed.edges.every((e: any) => e.node.myState === null && e.node.counts.asOf !== null)).toBe(true);

@@ -8,7 +8,7 @@ import type { ViewerState } from '../../relations/relationStore.js';
 import type { GraphQLContext } from '../context.js';
 import type { PostCountsResolvers, PostResolvers, PostViewerStateResolvers, ViewCountsResolvers } from '../generated.js';
 import { NOTHING_HELD } from '../loaders.js';
-import type { ReactionGroupModel } from '../models.js';
+import type { PageState, PostModel, ReactionGroupModel } from '../models.js';
 import { subfieldsOf } from '../selection.js';
 import { listPage } from './lists.js';
 import { reactionNamed } from './reactions.js';
@@ -50,34 +50,52 @@ export const Post: PostResolvers = {
       throw new Error(`author ${post.authorId} of post ${post.id} is missing`);
     }),
   // A pushed post carries its counts, resolved once for every socket that watches it.
-  counts: (post, _, { loaders }) => post.liveCounts ?? loaders.counts.load({ type: POST, id: post.id }),
+  counts: (post, _, { loaders }) => countsOf(post, loaders),
   // The views are slots of the same packed counters: one read, one asOf.
-  views: (post, _, { loaders }) => post.liveCounts ?? loaders.counts.load({ type: POST, id: post.id }),
-  myState: (post, _, { viewer, loaders }, info) =>
-    viewer ? loaders.viewerState.load({ entity: { type: POST, id: post.id }, kinds: kindsShown(info) }) : null,
+  views: (post, _, { loaders }) => countsOf(post, loaders),
+  myState: (post, _, { viewer, loaders }, info) => {
+    if (!viewer) return null;
+    const kinds = kindsShown(info);
+    return stateFromPage(post.page, kinds) ?? loaders.viewerState.load({ entity: { type: POST, id: post.id }, kinds });
+  },
 
   likers: (post, { kind, first, after }, ctx) =>
     settersOf({ type: POST, id: post.id }, POST_RELATIONS[kind ?? 'LIKE'], 'likers', first, after, ctx),
   reactors: (post, { content, first, after }, ctx) =>
     settersOf({ type: POST, id: post.id }, reactionNamed(content), 'reactors', first, after, ctx),
 
-  reactionGroups: (post, _, ctx) =>
-    reactionGroupsOf({ type: POST, id: post.id }, post.liveCounts ?? ctx.loaders.counts.load({ type: POST, id: post.id }), ctx),
+  reactionGroups: (post, _, ctx) => reactionGroupsOf({ type: POST, id: post.id }, countsOf(post, ctx.loaders), ctx, post.page),
 };
+
+// What the post's page loaded (an error it met is the field's answer), else a load of its own.
+const found = <T>(value: T | Error | undefined): T | undefined => {
+  if (value instanceof Error) throw value;
+  return value;
+};
+
+const countsOf = (post: PostModel, loaders: GraphQLContext['loaders']) =>
+  post.liveCounts ?? found(post.page?.counts) ?? loaders.counts.load({ type: POST, id: post.id });
+
+/** The viewer's state its page loaded for a post, if that covers every kind of `kinds`. */
+function stateFromPage(page: PageState | undefined, kinds: readonly Relation[]): ViewerState | undefined {
+  return page && kinds.every((kind) => page.kinds.has(kind)) ? found(page.viewerState) : undefined;
+}
 
 /**
  * An entity's reaction groups, in registry order: every reaction its type takes whose count is
  * above zero or that the viewer holds. Both loads are made in this tick, so they join the
- * page's batches (one round trip).
+ * page's batches (one round trip); a post handed its page's counts and state answers at once.
  */
 export function reactionGroupsOf(
   entity: EntityRef,
   counts: Counts | Promise<Counts>,
   { viewer, loaders }: GraphQLContext,
+  page?: PageState,
 ): ReactionGroupModel[] | Promise<ReactionGroupModel[]> {
   const reactions = TYPES.reactionsOf(entity.type);
   if (reactions.length === 0) return [];
-  const held = viewer ? loaders.viewerState.load({ entity, kinds: reactions }) : NOTHING_HELD;
+  const held = viewer ? (stateFromPage(page, reactions) ?? loaders.viewerState.load({ entity, kinds: reactions })) : NOTHING_HELD;
+  if (!(counts instanceof Promise) && !(held instanceof Promise)) return groupsOf(reactions, counts, held);
   return Promise.all([counts, held]).then(([loaded, state]) => groupsOf(reactions, loaded, state));
 }
 

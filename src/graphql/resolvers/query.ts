@@ -7,6 +7,7 @@ import { requireViewer } from '../context.js';
 import type { QueryResolvers } from '../generated.js';
 import { decodePosition, encodePosition } from '../positionCursor.js';
 import { listPage } from './lists.js';
+import { withPageState } from './pageState.js';
 
 export const Query: QueryResolvers = {
   post: (_, { id }, { loaders }) => loaders.post.load(parseId(id)),
@@ -19,13 +20,18 @@ export const Query: QueryResolvers = {
     });
   },
 
-  feed: async (_, { first, after }, { deps, loaders }) => {
+  feed: async (_, { first, after }, ctx, info) => {
+    const { deps, loaders } = ctx;
     const limit = parsePageSize(first);
     const position = decodePosition(deps.cursors, 'feed', after);
     // Posts of a user whose erasure started are left out until the erasure deletes them (seconds).
     const rows = deps.visibility.posts(await deps.feedCache.page(limit + 1, position && { createdAt: position.at, id: position.id }));
     for (const post of rows) loaders.post.prime(post.id, post);
-    return toPage(rows, limit, (post) => encodePosition(deps.cursors, 'feed', { at: post.createdAt, id: post.id }));
+    // The row past the page only says whether there is a next page: nothing is loaded for it.
+    const shown = await withPageState(rows.slice(0, limit), info, ctx);
+    return toPage([...shown, ...rows.slice(limit)], limit, (post) =>
+      encodePosition(deps.cursors, 'feed', { at: post.createdAt, id: post.id }),
+    );
   },
 
   user: (_, { id }, { loaders }) => loaders.user.load(parseId(id)),
