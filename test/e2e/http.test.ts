@@ -102,6 +102,43 @@ describe('a dependency is down', () => {
     }
   });
 
+  it.each(['jit', 'graphql-js'])(
+    'answers a feed page whose posts were handed their state with the errors of a page read field by field (Redis away, production, %s)',
+    async (executor) => {
+      const redisUrl = new URL(TEST_REDIS_URL);
+      const proxy = await startTcpProxy({ host: redisUrl.hostname, port: Number(redisUrl.port || 6379) });
+      const app = await startTestApp({
+        REDIS_URL: `redis://127.0.0.1:${proxy.port}`,
+        ROLE: 'api',
+        NODE_ENV: 'production',
+        GRAPHQL_EXECUTOR: executor,
+      });
+      try {
+        const token = await app.token(1);
+        for (const title of ['a', 'b']) {
+          expect(
+            (await app.gql(`mutation { createPost(input: { title: "${title}", body: "." }) { id } }`, {}, { token })).errors,
+          ).toBeUndefined();
+        }
+        const page = (more: string) => `{ feed(first: 2) { edges { node { id counts { likes } myState { liked }${more} } } } }`;
+        expect((await app.gql(page(''), {}, { token })).errors).toBeUndefined();
+        await proxy.cut();
+        const handed = await app.gql(page(''), {}, { token });
+        const byField = await app.gql(page(' author { counts { posts } }'), {}, { token });
+        const postErrors = (res: any) =>
+          (res.errors ?? [])
+            .filter((e: any) => !e.path.includes('author'))
+            .map((e: any) => ({ path: e.path.join('.'), message: e.message, extensions: e.extensions }))
+            .sort((a: any, b: any) => a.path.localeCompare(b.path));
+        expect(postErrors(handed).length).toBeGreaterThan(0);
+        expect(postErrors(handed)).toEqual(postErrors(byField));
+        expect(handed.data).toEqual(byField.data);
+      } finally {
+        await app.stop();
+      }
+    },
+  );
+
   it('hides internal errors and stack traces in production', async () => {
     const prod = await startTestApp({ NODE_ENV: 'production' });
     try {

@@ -67,17 +67,17 @@ export const Post: PostResolvers = {
   reactionGroups: (post, _, ctx) => reactionGroupsOf({ type: POST, id: post.id }, countsOf(post, ctx.loaders), ctx, post.page),
 };
 
-// What the post's page loaded (an error it met is the field's answer), else a load of its own.
-const found = <T>(value: T | Error | undefined): T | undefined => {
-  if (value instanceof Error) throw value;
-  return value;
-};
+// What the post's page loaded, else a load of its own. An error the page's load met is the
+// field's answer, rejected as a load's would be (graphql-js then reports it beside its
+// siblings' errors, as it does for loads, where a throw would stop the list at the first).
+const found = <T>(value: T | Error | undefined): T | Promise<never> | undefined =>
+  value instanceof Error ? Promise.reject(value) : value;
 
 const countsOf = (post: PostModel, loaders: GraphQLContext['loaders']) =>
   post.liveCounts ?? found(post.page?.counts) ?? loaders.counts.load({ type: POST, id: post.id });
 
 /** The viewer's state its page loaded for a post, if that covers every kind of `kinds`. */
-function stateFromPage(page: PageState | undefined, kinds: readonly Relation[]): ViewerState | undefined {
+function stateFromPage(page: PageState | undefined, kinds: readonly Relation[]): ViewerState | Promise<never> | undefined {
   return page && kinds.every((kind) => page.kinds.has(kind)) ? found(page.viewerState) : undefined;
 }
 
