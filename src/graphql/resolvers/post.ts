@@ -70,8 +70,7 @@ export const Post: PostResolvers = {
 // What the post's page loaded, else a load of its own. An error the page's load met is the
 // field's answer, rejected as a load's would be (graphql-js then reports it beside its
 // siblings' errors, as it does for loads, where a throw would stop the list at the first).
-const found = <T>(value: T | Error | undefined): T | Promise<never> | undefined =>
-  value instanceof Error ? Promise.reject(value) : value;
+const found = <T>(value: T | Error | undefined): T | Promise<never> | undefined => (value instanceof Error ? Promise.reject(value) : value);
 
 const countsOf = (post: PostModel, loaders: GraphQLContext['loaders']) =>
   post.liveCounts ?? found(post.page?.counts) ?? loaders.counts.load({ type: POST, id: post.id });
