@@ -3,15 +3,18 @@
 // feed page's posts show).
 import { type FieldNode, type GraphQLResolveInfo, Kind, type SelectionSetNode } from 'graphql';
 
-const selected = new WeakMap<FieldNode, ReadonlySet<string>>();
+type Fragments = GraphQLResolveInfo['fragments'];
 
-function collect(set: SelectionSetNode | undefined, info: Pick<GraphQLResolveInfo, 'fragments'>, into: Set<string>) {
+/** Calls `visit` on each field of a selection set, through inline fragments and fragment spreads. */
+function eachField(set: SelectionSetNode | undefined, fragments: Fragments, visit: (field: FieldNode) => void) {
   for (const selection of set?.selections ?? []) {
-    if (selection.kind === Kind.FIELD) into.add(selection.name.value);
-    else if (selection.kind === Kind.INLINE_FRAGMENT) collect(selection.selectionSet, info, into);
-    else collect(info.fragments[selection.name.value]?.selectionSet, info, into);
+    if (selection.kind === Kind.FIELD) visit(selection);
+    else if (selection.kind === Kind.INLINE_FRAGMENT) eachField(selection.selectionSet, fragments, visit);
+    else eachField(fragments[selection.name.value]?.selectionSet, fragments, visit);
   }
 }
+
+const selected = new WeakMap<FieldNode, ReadonlySet<string>>();
 
 /** The names of the subfields selected on this field (every occurrence of it merged). */
 export function subfieldsOf(info: Pick<GraphQLResolveInfo, 'fieldNodes' | 'fragments'>): ReadonlySet<string> {
@@ -22,25 +25,18 @@ export function subfieldsOf(info: Pick<GraphQLResolveInfo, 'fieldNodes' | 'fragm
   const known = only && selected.get(only);
   if (known) return known;
   const names = new Set<string>();
-  for (const node of info.fieldNodes) collect(node.selectionSet, info, names);
+  for (const node of info.fieldNodes) eachField(node.selectionSet, info.fragments, (field) => names.add(field.name.value));
   if (only) selected.set(only, names);
   return names;
 }
 
-function collectNamed(set: SelectionSetNode | undefined, fragments: Fragments, name: string, into: FieldNode[]) {
-  for (const selection of set?.selections ?? []) {
-    if (selection.kind === Kind.FIELD) {
-      if (selection.name.value === name) into.push(selection);
-    } else if (selection.kind === Kind.INLINE_FRAGMENT) collectNamed(selection.selectionSet, fragments, name, into);
-    else collectNamed(fragments[selection.name.value]?.selectionSet, fragments, name, into);
-  }
-}
-
-type Fragments = GraphQLResolveInfo['fragments'];
-
 /** The nodes of the field `name` among the subfields of `nodes`, through fragments. */
 export function subfieldNodes(nodes: readonly FieldNode[], fragments: Fragments, name: string): FieldNode[] {
   const found: FieldNode[] = [];
-  for (const node of nodes) collectNamed(node.selectionSet, fragments, name, found);
+  for (const node of nodes) {
+    eachField(node.selectionSet, fragments, (field) => {
+      if (field.name.value === name) found.push(field);
+    });
+  }
   return found;
 }
