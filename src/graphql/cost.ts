@@ -13,6 +13,7 @@ import {
   type OperationDefinitionNode,
 } from 'graphql';
 import { type ComplexityEstimator, getComplexity } from 'graphql-query-complexity';
+import { LRUCache } from 'lru-cache';
 
 const SCALAR_COST = 1;
 const OBJECT_COST = 2;
@@ -40,12 +41,18 @@ export interface CostedRequest {
   variables: Record<string, unknown> | undefined;
 }
 
-// Costing a feed page was about 5 % of its server CPU (a walk of the whole document per request), and
-// clients send the same few (document, variables) again and again: each document (Apollo's
-// parsed copy, one object per query text) remembers the costs of its recent variables.
+// Costing a feed page was about 5 % of its server CPU (a walk of the whole document per
+// request), and clients send the same few (document, variables) again and again, so costs are
+// remembered. In one LRU per schema bounded by the bytes of its keys, not per document: a
+// client that sends many small documents with many variables would otherwise grow it past
+// what DOCUMENT_CACHE_BYTES allows the documents themselves.
+const MEMO_BYTES = 1024 * 1024;
 const MEMO_KEY_CHARS = 512;
-const MEMO_PER_DOCUMENT = 64;
-const memo = new WeakMap<GraphQLSchema, WeakMap<DocumentNode, Map<string, number | null>>>();
+const memos = new WeakMap<GraphQLSchema, LRUCache<string, { cost: number | null }>>();
+// A document's place in a key: Apollo parses a query text once, so its documents are the same
+// object request after request (a document that is let go takes its id with it).
+const documentIds = new WeakMap<DocumentNode, number>();
+let documentCount = 0;
 
 /**
  * The operation's cost with its variables; null when its variables do not coerce (it will not
@@ -53,29 +60,30 @@ const memo = new WeakMap<GraphQLSchema, WeakMap<DocumentNode, Map<string, number
  * (more than 10,000 fields once fragments are spread).
  */
 export function operationCost(schema: GraphQLSchema, request: CostedRequest): number | null {
-  const key = `${request.operation.name?.value ?? ''} ${JSON.stringify(request.variables ?? {})}`;
-  if (key.length > MEMO_KEY_CHARS) return costOf(schema, request);
-  const costs = rememberedCosts(schema, request.document);
-  const known = costs.get(key);
-  if (known !== undefined) return known;
+  const variables = JSON.stringify(request.variables ?? {});
+  if (variables.length > MEMO_KEY_CHARS) return costOf(schema, request);
+  let id = documentIds.get(request.document);
+  if (id === undefined) {
+    id = ++documentCount;
+    documentIds.set(request.document, id);
+  }
+  const key = `${id} ${request.operation.name?.value ?? ''} ${variables}`;
+  const memo = memoOf(schema);
+  const known = memo.get(key);
+  if (known) return known.cost;
   const cost = costOf(schema, request);
-  if (costs.size >= MEMO_PER_DOCUMENT) costs.clear();
-  costs.set(key, cost);
+  memo.set(key, { cost });
   return cost;
 }
 
-function rememberedCosts(schema: GraphQLSchema, document: DocumentNode): Map<string, number | null> {
-  let byDocument = memo.get(schema);
-  if (!byDocument) {
-    byDocument = new WeakMap();
-    memo.set(schema, byDocument);
+function memoOf(schema: GraphQLSchema) {
+  let memo = memos.get(schema);
+  if (!memo) {
+    // A key's string (two bytes a character at most) and its entry.
+    memo = new LRUCache({ maxSize: MEMO_BYTES, sizeCalculation: (_, key) => 2 * key.length + 100 });
+    memos.set(schema, memo);
   }
-  let costs = byDocument.get(document);
-  if (!costs) {
-    costs = new Map();
-    byDocument.set(document, costs);
-  }
-  return costs;
+  return memo;
 }
 
 function costOf(schema: GraphQLSchema, request: CostedRequest): number | null {
