@@ -1,6 +1,6 @@
 // A feed page's posts answer `counts`, `views`, `reactionGroups` and `myState` from one load for
 // the whole page, made by the list's resolver and handed to each post: no DataLoader key and
-// promise per post and field (they cost a page with reaction groups ~11 % of its throughput,
+// promise per post and field (they cost a page with reaction groups 11-13 % of its throughput,
 // docs/performance.md). Only when every other field the posts select is answered from the
 // feed's rows: anything that reads more (an author's counts, likers) would start after the
 // page's load, a second round trip where there was one; such a page goes field by field.
@@ -22,6 +22,8 @@ const AUTHOR_FIELDS = new Set(['__typename', 'id', 'name', 'createdAt']);
 interface PagePlan {
   counts: boolean;
   kinds: readonly Relation[];
+  /** The same kinds, as the posts' fields look them up. */
+  held: ReadonlySet<Relation>;
 }
 
 type Selection = Pick<GraphQLResolveInfo, 'fieldNodes' | 'fragments'>;
@@ -39,10 +41,8 @@ function planOf(info: Selection): PagePlan | null {
     const myState = subfieldNodes(posts, fragments, 'myState');
     const shown = new Set([...(myState.length > 0 ? kindsShown({ fieldNodes: myState, fragments }) : [])]);
     if (fields.has('reactionGroups')) for (const kind of TYPES.reactionsOf(POST)) shown.add(kind);
-    plan = {
-      counts: fields.has('counts') || fields.has('views') || fields.has('reactionGroups'),
-      kinds: KINDS.all.filter((k) => shown.has(k)),
-    };
+    const kinds = KINDS.all.filter((k) => shown.has(k));
+    plan = { counts: fields.has('counts') || fields.has('views') || fields.has('reactionGroups'), kinds, held: new Set(kinds) };
   }
   if (only) plans.set(only, plan);
   return plan;
@@ -58,6 +58,5 @@ export async function withPageState(posts: readonly PostModel[], info: Selection
     plan.counts ? ctx.loaders.counts.loadMany(refs) : null,
     kinds.length > 0 ? ctx.loaders.viewerState.loadMany(refs.map((entity) => ({ entity, kinds }))) : null,
   ]);
-  const held = new Set(kinds);
-  return posts.map((post, i) => ({ ...post, page: { counts: counts?.[i], kinds: held, viewerState: states?.[i] } }));
+  return posts.map((post, i) => ({ ...post, page: { counts: counts?.[i], kinds: plan.held, viewerState: states?.[i] } }));
 }
