@@ -22,6 +22,8 @@
              must not land later, behind the client's back.
     ARGV[13] the relations exclusive with ARGV[8] ("r_laugh:7,r_eyes:12", '' for none): setting
              ARGV[8] removes the user from each of them first, each removal with its event.
+    ARGV[14] every reaction, with its slot: the relations kept in the entity's reaction index
+             (includes/reactionIndex)
 
   Output:
     { 1, changed, eventId }  applied (eventId, of the last event appended, is '' when nothing changed)
@@ -34,6 +36,7 @@
 ]]
 --- @include "includes/relationSet"
 --- @include "includes/relationSpec"
+--- @include "includes/reactionIndex"
 local rcall = redis.call
 
 local userId = tonumber(ARGV[10])
@@ -63,11 +66,14 @@ if fingerprint ~= '' then
   end
 end
 
+local reactions = parseRelations(ARGV[14] or '')
+local entity = ARGV[6] .. ':' .. ARGV[7]
 local changed = 0
 local eventId = ''
 local function record(relation, slot, member)
-  local facts = relationKeys(ARGV[3], ARGV[1], relation .. ':' .. ARGV[6] .. ':' .. ARGV[7])
+  local facts = relationKeys(ARGV[3], ARGV[1], relation .. ':' .. entity)
   if not setMember(facts, userId, member) then return end
+  indexIfReaction(ARGV[3], ARGV[1], entity, reactions, relation, userId, member)
   changed = 1
   eventId = rcall('XADD', KEYS[3], '*',
     'e', ARGV[6], 'i', ARGV[7], 'm', relation, 'x', slot,

@@ -20,6 +20,7 @@ import { createRebuildWorker } from './jobs/rebuildJobs.js';
 import { createScheduledJobs } from './jobs/scheduledJobs.js';
 import type { Metrics } from './metrics.js';
 import type { Parts } from './process/parts.js';
+import { createReactionIndexBuilder } from './recovery/reactionIndex.js';
 import { createRecoveryWatch } from './recovery/recoveryWatch.js';
 import { announcementChannels, createAnnouncements, heardEverywhereWithinMs } from './services/announcements.js';
 import { createEntityService } from './services/entities.js';
@@ -198,7 +199,8 @@ export function createWorkers(parts: Parts, metrics: Metrics) {
     await purgeJobs?.ensure();
     await resumeErasures();
   };
-  const recoveryWatch = createRecoveryWatch({ readiness, recovery: recovery.recovery, logger, ensureSchedules });
+  const reactionIndex = createReactionIndexBuilder(redis, keys, logger);
+  const recoveryWatch = createRecoveryWatch({ readiness, recovery: recovery.recovery, reactionIndex, logger, ensureSchedules });
 
   return {
     redis,

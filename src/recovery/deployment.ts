@@ -7,10 +7,13 @@
 // slot would count for the next kind given it), so their layout is recorded and checked too.
 // A Redis without the record is new, or lost its data: if nothing outlives it (no relation
 // facts in PostgreSQL, no events in Kafka) there is nothing to recover, and every partition is
-// marked ready; else no partition is, until the facts are restored (this folder).
+// marked ready; else no partition is, until the facts are restored (this folder). Reactions
+// in a Redis that holds data but no record of their index are indexed by the workers
+// (src/recovery/reactionIndex.ts).
 import { type RelationKinds, slotsSpec } from '../domain/relations.js';
 import { type Keys, META } from '../redis/keys.js';
 import type { ScriptedRedis } from '../redis/scripts.js';
+import { markReactionsIndexed } from './reactionIndex.js';
 import { createReadiness } from './readiness.js';
 
 export class DeploymentMismatchError extends Error {
@@ -69,6 +72,7 @@ export async function checkDeployment(
     // does not, and must be recovered from PostgreSQL.
     if (!(await hasDurableState())) {
       await readiness.markAllReady();
+      await markReactionsIndexed(redis, keys);
       await redis.hsetnx(keys.meta(), META.history, 'complete');
     }
     await redis.hset(keys.meta(), META.readiness, 'markers');

@@ -2,15 +2,18 @@
 // each `intervalMs`: when a partition is not ready (src/recovery/readiness.ts) it runs the
 // recovery, and the one that takes its lock does the work; if that process dies, the next
 // look by any other resumes from the saved progress. It also keeps this process's job
-// schedulers in place: they live in Redis too, and nothing else would recreate them.
+// schedulers in place: they live in Redis too, and nothing else would recreate them. Once the
+// facts are whole, it builds the reaction index of reactions older than it, if any are left.
 import { createStopSignal } from '../events/stopSignal.js';
 import type { Logger } from '../log.js';
+import type { ReactionIndexBuilder } from './reactionIndex.js';
 import type { Readiness } from './readiness.js';
 import type { Recovery } from './recover.js';
 
 export interface RecoveryWatchOptions {
   readiness: Readiness;
   recovery: Recovery;
+  reactionIndex: ReactionIndexBuilder;
   logger: Logger;
   /** Recreates whatever this process keeps in Redis that is missing (job schedulers). */
   ensureSchedules: () => Promise<void>;
@@ -32,6 +35,7 @@ export function createRecoveryWatch(options: RecoveryWatchOptions) {
       if (outcome === 'recovered') lossReported = false;
     } else {
       lossReported = false;
+      if (!(await options.reactionIndex.isWhole())) await options.reactionIndex.build(() => signal.stopped);
     }
     await options.ensureSchedules();
   }

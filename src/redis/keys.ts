@@ -17,6 +17,8 @@ export const META = {
   readiness: 'readiness',
   /** The counted kinds and their slots the counters were written with (src/recovery/deployment.ts). */
   kinds: 'kinds',
+  /** 'whole' once every partition's reactions are indexed (src/recovery/reactionIndex.ts). */
+  reactionIndex: 'reactionIndex',
 } as const;
 
 /**
@@ -42,6 +44,10 @@ export const LUA_KEY_NAMES = {
   viewers: 'vu:',
   viewsPending: 'vpend:',
   viewBuffer: 'vbuf:',
+  /** An entity's reaction index, user -> held reactions (lua/includes/reactionIndex.lua). */
+  reactionIndex: 'rx:',
+  /** Marks a partition whose every entity's reactions are indexed. */
+  reactionsIndexed: 'rxi:',
   /** The schema version in per-entity counter keys (`agg:{pN}:v1:<type>:<id>`). */
   schema: `${SCHEMA}:`,
 } as const;
@@ -77,6 +83,8 @@ export function createKeys(prefix: string, partitions: number) {
     replayedPrefix: (n: number) => `${prefix}rpl:${p(n)}:${SCHEMA}:`,
     /** Present when Redis holds every fact of the partition (absent after a data loss until recovered). */
     ready: (n: number) => `${prefix}${K.ready}${p(n)}`,
+    /** Present when every entity of the partition has its reaction index (lua/includes/reactionIndex.lua). */
+    reactionsIndexed: (n: number) => `${prefix}${K.reactionsIndexed}${p(n)}`,
     /** Entities of the partition restored from PostgreSQL so far, while it is not ready (a set). */
     restored: (n: number) => `${prefix}${K.restored}${p(n)}`,
     /** Newest event id of the partition the fact persister has written to PostgreSQL. */
@@ -130,6 +138,8 @@ export function createKeys(prefix: string, partitions: number) {
       `${prefix}${K.arrayBlock}${p(partitionOf(entity))}:${relation}:${name(entity)}:${start}`,
     /** Start chunks of the relation's array blocks (a packed id list; absent while there is only block 0). */
     arrayIndex: (relation: string, entity: EntityRef) => `${prefix}${K.arrayIndex}${p(partitionOf(entity))}:${relation}:${name(entity)}`,
+    /** Which reactions each user holds on the entity (lua/includes/reactionIndex.lua). */
+    reactionIndex: (entity: EntityRef) => `${prefix}${K.reactionIndex}${p(partitionOf(entity))}:${name(entity)}`,
     /** Pending deltas of one entity (field = counter slot). */
     agg: (entity: EntityRef) => `${perPartition.aggPrefix(partitionOf(entity))}${name(entity)}`,
     /** The entity's sketch of distinct viewers (lua/includes/viewerSketch.lua). */
@@ -172,6 +182,20 @@ export function createKeys(prefix: string, partitions: number) {
           return tag?.startsWith('{') && user === String(userId) && digest !== undefined && rest.length === 0;
         }),
     }),
+    /**
+     * Every relation set's keys, to SCAN for (array blocks and chunk indexes: a set has one or
+     * the other), and the relation and entity a key found is of (null for any other key).
+     */
+    relationSets: () => ({
+      matches: [`${prefix}${K.arrayBlock}*`, `${prefix}${K.chunkIndex}*`],
+      parse(key: string): { relation: string; entity: EntityRef } | null {
+        const block = key.startsWith(prefix + K.arrayBlock);
+        if (!block && !key.startsWith(prefix + K.chunkIndex)) return null;
+        const [tag, relation, type, id, ...rest] = key.slice(prefix.length + (block ? K.arrayBlock : K.chunkIndex).length).split(':');
+        if (!tag?.startsWith('{p') || !relation || !type || !/^\d+$/.test(id ?? '') || rest.length !== (block ? 1 : 0)) return null;
+        return { relation, entity: { type, id: Number(id) } };
+      },
+    }),
     // The automatic persisted query store (src/graphql/persistedQueries.ts): one hash tag, so
     // its script reaches all three on a Cluster.
     /** Documents by Apollo's cache key for them ("apq:<sha256>"). */
@@ -188,6 +212,8 @@ export function createKeys(prefix: string, partitions: number) {
     restoreLock: (entity: EntityRef) => `${prefix}restoring:${p(partitionOf(entity))}:${name(entity)}`,
     /** Held by the one process that runs a recovery (the automatic one or `npm run recover`). */
     recoveryLock: () => `${prefix}recover:lock`,
+    /** Held by the one process that builds the reaction index of reactions older than it. */
+    reactionIndexLock: () => `${prefix}rxbuild:lock`,
     /** Progress of a recovery, so an interrupted one resumes. */
     recoveryProgress: () => `${prefix}recover:progress`,
     /** Written by a recovery of schema v1 before readiness markers (read only to upgrade). */

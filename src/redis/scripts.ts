@@ -4,13 +4,16 @@
 // caller reads a raw reply.
 import { USER_COUNTERS, type UserCounterValues } from '../domain/counters.js';
 import { type EntityRef, type EntityType, entityName, POST } from '../domain/entities.js';
-import { TYPES } from '../domain/kinds.js';
+import { KINDS, TYPES } from '../domain/kinds.js';
 import { type Relation, slotsSpec } from '../domain/relations.js';
 import type { Keys } from './keys.js';
 import type { RawScripts, ScriptedRedis } from './luaScripts.js';
 import { unlessFailed } from './scriptErrors.js';
 
 export type { ScriptedRedis } from './luaScripts.js';
+
+/** Every reaction with its slot: the kinds an entity's reaction index keeps (lua/includes/reactionIndex.lua). */
+const REACTIONS_SPEC = slotsSpec(KINDS.reactions);
 
 /** One entity's net changes per counter slot, as the aggregator applies them. */
 export interface EntityDeltas {
@@ -99,6 +102,7 @@ export function createScripts(redis: ScriptedRedis, keys: Keys) {
         a.authorId,
         a.notAfterMs ?? 0,
         slotsSpec(a.exclusive ?? []),
+        REACTIONS_SPEC,
       );
       return { changed: changed === 1, replayed: status === 2, eventId };
     },
@@ -114,6 +118,7 @@ export function createScripts(redis: ScriptedRedis, keys: Keys) {
         a.userId,
         a.type,
         a.relations.map((r) => r.name).join(','),
+        slotsSpec(a.relations.filter((r) => r.reaction !== null)),
       ];
       for (const id of a.ids) args.push(tagOf({ type: a.type, id }), id);
       const reply = await call<number[]>('hasFacts', ...args);
@@ -123,6 +128,11 @@ export function createScripts(redis: ScriptedRedis, keys: Keys) {
         has: a.relations.map((_, r) => reply[k * stride + 1 + r] === 1),
       }));
     },
+
+    /** Builds the entity's reaction index from its sets unless it has one; true when it built it. */
+    indexReactions: async (entity: EntityRef) =>
+      (await call<number>('indexReactions', keys.reactionIndex(entity), keys.prefix, tagOf(entity), entityName(entity), REACTIONS_SPEC)) ===
+      1,
 
     /** Sets one fact without an event (restoring what PostgreSQL holds); true when it changed. */
     async writeFact(a: { relation: string; entity: EntityRef; userId: number; active: boolean }): Promise<boolean> {
@@ -134,6 +144,8 @@ export function createScripts(redis: ScriptedRedis, keys: Keys) {
         keys.relationBase(a.relation, a.entity),
         a.userId,
         a.active ? 1 : 0,
+        entityName(a.entity),
+        REACTIONS_SPEC,
       );
       return reply === 1;
     },

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_REACTIONS } from '../../src/domain/relations.js';
+import { META } from '../../src/redis/keys.js';
 import { errorCodes, startTestApp, type TestApp } from '../support/app.js';
 import { connectLive, onServer } from '../support/liveClient.js';
 import { waitFor } from '../support/wait.js';
@@ -154,6 +155,35 @@ describe('reactions', () => {
     ).toEqual(['607', '606']);
     expect(await ids()).toEqual(['606']);
     expect(await ids(open)).toEqual(['606']);
+  });
+
+  it('reactions from before the reaction index read the same, and the workers index them', async () => {
+    const postId = await newPost();
+    const users = [611, 612, 613];
+    const tokens = await Promise.all(users.map((u) => t.token(u)));
+    await react(tokens[0]!, { postId, content: 'HEART', active: true });
+    await react(tokens[0]!, { postId, content: 'EYES', active: true });
+    await react(tokens[1]!, { postId, content: 'LAUGH', active: true });
+    const mine = () => Promise.all(tokens.map(async (token) => (await read(postId, token)).myState.reactions));
+    const before = await mine();
+    expect(before).toEqual([['HEART', 'EYES'], ['LAUGH'], []]);
+
+    // As a deployment upgraded from a version without the index holds them (docs/design.md).
+    const { redis, keys } = t.app;
+    const index = keys.reactionIndex({ type: 'post', id: Number(postId) });
+    const marks = Array.from({ length: keys.partitions }, (_, p) => keys.reactionsIndexed(p));
+    await redis.del(...marks);
+    await redis.hdel(keys.meta(), META.reactionIndex);
+    await redis.del(index);
+    expect(await mine()).toEqual(before);
+
+    await waitFor(
+      () => redis.hget(keys.meta(), META.reactionIndex),
+      (state) => state === 'whole',
+      { what: 'the workers to build the reaction index' },
+    );
+    expect(await redis.exists(index, ...marks)).toBe(1 + marks.length);
+    expect(await mine()).toEqual(before);
   });
 });
 

@@ -24,6 +24,7 @@ describe('lua scripts', () => {
         'foldDirtyCounters',
         'foldViews',
         'hasFacts',
+        'indexReactions',
         'inspectCounters',
         'leaseSockets',
         'persistedAsOf',
