@@ -6,6 +6,7 @@ import { COUNTER_SLOTS } from '../../src/domain/counters.js';
 import { POST } from '../../src/domain/entities.js';
 import { KINDS } from '../../src/domain/kinds.js';
 import { POST_RELATIONS, type Relation } from '../../src/domain/relations.js';
+import { markReactionsIndexed } from '../../src/recovery/reactionIndex.js';
 import { createReadiness } from '../../src/recovery/readiness.js';
 import { createKeys } from '../../src/redis/keys.js';
 import { type ScriptedRedis, withScripts } from '../../src/redis/luaScripts.js';
@@ -156,7 +157,9 @@ async function layoutMemory<T>(redis: Redis, batches: T[][], perPipeline: number
 
 async function measureTally(redis: Redis & ScriptedRedis, set: DataSet): Promise<Memory> {
   const store = createRelationStore(redis, keys);
-  await createReadiness(redis, keys).markAllReady(); // a whole deployment, as after its first start
+  // A whole deployment, as after its first start.
+  await createReadiness(redis, keys).markAllReady();
+  await markReactionsIndexed(redis, keys);
   const writes = factsOf(set).flatMap(([id, relation, users]) => users.map((userId) => ({ entity: post(id), userId, relation })));
   let changed = 0;
   for (const batch of inGroups(writes, 2000)) {
@@ -166,7 +169,8 @@ async function measureTally(redis: Redis & ScriptedRedis, set: DataSet): Promise
   }
   // Every like is new: anything else means the facts went somewhere this scan will not look.
   if (changed !== writes.length) throw new Error(`memory/${set.name}: Tally reported ${changed} changes for ${writes.length} new likes`);
-  return measure(redis, { bytes: 0, keys: {} }, ['bm*', 'ra*'], (key) => /^(bmi|bm|rai|ra):/.exec(key)?.[1] ?? 'other');
+  // The relation sets and the reaction index (lua/includes/reactionIndex.lua).
+  return measure(redis, { bytes: 0, keys: {} }, ['bm*', 'ra*', 'rx:*'], (key) => /^(bmi|bm|rai|ra|rx):/.exec(key)?.[1] ?? 'other');
 }
 
 async function measureRelations(redis: Redis & ScriptedRedis, set: DataSet) {

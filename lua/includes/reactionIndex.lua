@@ -111,7 +111,15 @@ end
 -- the caller looks those up kind by kind.
 local function indexedReactions(prefix, entities, user)
   local field = string.format('%d', user)
-  local indexed, answers = {}, {}
+  local tags, marks = {}, {}
+  for _, e in ipairs(entities) do
+    if not tags[e[1]] then
+      tags[e[1]] = #marks + 1
+      marks[#marks + 1] = prefix .. KEY.reactionsIndexed .. e[1]
+    end
+  end
+  local indexed = redis.call('MGET', unpack(marks))
+  local answers = {}
   for i, e in ipairs(entities) do
     local key = indexKey(prefix, e[1], e[2])
     local found = redis.call('HMGET', key, field, OVERFLOW)
@@ -120,8 +128,7 @@ local function indexedReactions(prefix, entities, user)
     elseif found[1] then
       answers[i] = found[1]
     else
-      if indexed[e[1]] == nil then indexed[e[1]] = partitionIndexed(prefix, e[1]) end
-      answers[i] = (indexed[e[1]] or redis.call('EXISTS', key) == 1) and '' or false
+      answers[i] = (indexed[tags[e[1]]] or redis.call('EXISTS', key) == 1) and '' or false
     end
   end
   return answers
