@@ -11,8 +11,10 @@
     ARGV[5] the relations of ARGV[4] that are reactions, with their slots ("r_laugh:7", or '')
     ARGV[6..] entities, each as two arguments: partition tag "{pN}", entity id
 
-  Output: entity by entity, whether Redis holds its facts (1, or 0 when they are lost and not
-  yet restored: see includes/readiness), then 1 or 0 per relation in the order given
+  Output: one string, a character per answer ('1' or '0'), entity by entity: whether Redis
+  holds its facts ('0' when they are lost and not yet restored: see includes/readiness), then
+  each relation in the order given. One string, not an array of numbers: the API reads a
+  page's hundreds of answers without an array element each.
 ]]
 --- @include "includes/relationSet"
 --- @include "includes/readiness"
@@ -47,12 +49,12 @@ local members = hasMembers(prefix, bases, user)
 
 local reply = {}
 for e, entity in ipairs(entities) do
-  reply[#reply + 1] = entityReady(prefix, entity[1], entity[2]) and 1 or 0
+  reply[#reply + 1] = entityReady(prefix, entity[1], entity[2]) and '1' or '0'
   for m, name in ipairs(names) do
     local looked = at[(e - 1) * #names + m]
     local has
     if looked then has = members[looked] else has = string.find(held[e], slotOf[name], 1, true) ~= nil end
-    reply[#reply + 1] = has and 1 or 0
+    reply[#reply + 1] = has and '1' or '0'
   end
 end
-return reply
+return table.concat(reply)

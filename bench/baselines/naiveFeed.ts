@@ -21,8 +21,8 @@ export async function startNaiveFeedServer(env: NodeJS.ProcessEnv) {
   const scripts = createScripts(redis, keys);
   // One script call per post and kind: what a resolver without a DataLoader does.
   const hasFact = async (kind: 'LIKE' | 'FAV', postId: number, userId: number) => {
-    const [facts] = await scripts.hasFacts({ userId, type: POST, relations: [POST_RELATIONS[kind]], ids: [postId] });
-    return facts!.has[0]!;
+    const facts = await scripts.hasFacts({ userId, type: POST, relations: [POST_RELATIONS[kind]], ids: [postId] });
+    return facts.has(0, 0);
   };
   const resolvers = {
     DateTime,

@@ -9,7 +9,7 @@ import type { OwnedEntity } from '../db/entities.js';
 import { type EntityRef, entityName } from '../domain/entities.js';
 import type { Relation } from '../domain/relations.js';
 import type { Client } from '../limits/rateLimiter.js';
-import type { ViewerState } from '../relations/relationStore.js';
+import { NOTHING_HELD, type ViewerState } from '../relations/relationStore.js';
 import type { ApiDeps } from './apiDeps.js';
 import type { PostModel, UserModel } from './models.js';
 
@@ -34,9 +34,6 @@ export async function orFromPostgres<T>(
   let next = 0;
   return answers.map((answer) => answer ?? found[next++]!);
 }
-
-/** An anonymous viewer's state on any post. */
-export const NOTHING_HELD: ViewerState = new Set();
 
 /** The viewer's state on an entity, as far as some kinds go (a field that shows `liked` asks for the like). */
 export interface ViewerStateKey {

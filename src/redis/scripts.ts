@@ -12,6 +12,9 @@ import { unlessFailed } from './scriptErrors.js';
 
 export type { ScriptedRedis } from './luaScripts.js';
 
+/** '1': a yes in a reply of one character per answer (hasFacts). */
+const YES = '1'.charCodeAt(0);
+
 /** Every reaction with its slot: the kinds an entity's reaction index keeps (lua/includes/reactionIndex.lua). */
 const REACTIONS_SPEC = slotsSpec(KINDS.reactions);
 
@@ -109,7 +112,8 @@ export function createScripts(redis: ScriptedRedis, keys: Keys) {
 
     /**
      * Whether `userId` has each relation on each entity (one call: the entities must share a
-     * slot on a Cluster), and whether Redis holds each entity's facts at all.
+     * slot on a Cluster), and whether Redis holds each entity's facts at all: read by the
+     * entity's position in `ids` and the relation's in `relations`.
      */
     async hasFacts(a: { userId: number; type: EntityType; relations: readonly Relation[]; ids: readonly number[] }) {
       const args: (string | number)[] = [
@@ -121,12 +125,12 @@ export function createScripts(redis: ScriptedRedis, keys: Keys) {
         slotsSpec(a.relations.filter((r) => r.reaction !== null)),
       ];
       for (const id of a.ids) args.push(tagOf({ type: a.type, id }), id);
-      const reply = await call<number[]>('hasFacts', ...args);
+      const reply = await call<string>('hasFacts', ...args);
       const stride = a.relations.length + 1; // per entity: whether Redis holds it, then each relation
-      return a.ids.map((_, k) => ({
-        ready: reply[k * stride] === 1,
-        has: a.relations.map((_, r) => reply[k * stride + 1 + r] === 1),
-      }));
+      return {
+        ready: (entity: number) => reply.charCodeAt(entity * stride) === YES,
+        has: (entity: number, relation: number) => reply.charCodeAt(entity * stride + 1 + relation) === YES,
+      };
     },
 
     /** Builds the entity's reaction index from its sets unless it has one; true when it built it. */

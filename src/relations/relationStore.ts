@@ -45,6 +45,9 @@ export interface SetRelationResult {
 /** The kinds (by name) the viewer holds on a post. */
 export type ViewerState = ReadonlySet<string>;
 
+/** A state that holds nothing (anonymous viewers, most posts of a page): one for all. */
+export const NOTHING_HELD: ViewerState = new Set();
+
 /** A relation's facts for one entity, or null when Redis does not hold them (lost, not yet restored). */
 export type FactsOrUnknown<T> = T | null;
 
@@ -120,24 +123,25 @@ export function createRelationStore(redis: ScriptedRedis, keys: Keys, deps: Rela
   }
 
   /**
-   * Whether `userId` has each of `relations` on each entity (`[entity][relation]`), null for an
-   * entity whose facts Redis does not hold: one script call per command group (the whole page
-   * on a single Redis, a partition on a Cluster), all issued in one tick, so auto-pipelining
-   * sends them as one round trip.
+   * What `pick` makes of which of `relations` `userId` has on each entity, null for an entity
+   * whose facts Redis does not hold: one script call per command group (the whole page on a
+   * single Redis, a partition on a Cluster), all issued in one tick, so auto-pipelining sends
+   * them as one round trip.
    */
-  async function hasFacts(
+  async function hasFacts<T>(
     userId: number,
     type: EntityType,
     relations: readonly Relation[],
     ids: readonly number[],
-  ): Promise<FactsOrUnknown<boolean[]>[]> {
+    pick: (has: (relation: number) => boolean) => T,
+  ): Promise<FactsOrUnknown<T>[]> {
     const partitions = ids.map((id) => keys.partitionOf({ type, id }));
-    const answers: FactsOrUnknown<boolean[]>[] = new Array(ids.length);
+    const answers: FactsOrUnknown<T>[] = new Array(ids.length);
     await Promise.all(
       commandGroups(ids, (_, i) => partitions[i]!, isCluster(redis)).map(async (indexes) => {
         const facts = await scripts.hasFacts({ userId, type, relations, ids: indexes.map((i) => ids[i]!) });
         indexes.forEach((i, k) => {
-          answers[i] = facts[k]!.ready ? facts[k]!.has : null;
+          answers[i] = facts.ready(k) ? pick((r) => facts.has(k, r)) : null;
         });
       }),
     );
@@ -163,17 +167,24 @@ export function createRelationStore(redis: ScriptedRedis, keys: Keys, deps: Rela
 
     /** Whether the viewer follows each user, in order (null where Redis does not hold the facts). */
     follows: async (viewerId: number, userIds: readonly number[]): Promise<FactsOrUnknown<boolean>[]> =>
-      (await hasFacts(viewerId, USER, [FOLLOW], userIds)).map((facts) => (facts ? facts[0]! : null)),
+      hasFacts(viewerId, USER, [FOLLOW], userIds, (has) => has(0)),
 
     /** Which of `kinds` (every kind set on posts by default) the viewer holds on each post, in order (null where Redis does not hold the facts). */
-    async viewerStates(
+    viewerStates(
       userId: number,
       postIds: readonly number[],
       kinds: readonly Relation[] = TYPES.kindsOf(POST),
       type: EntityType = POST,
     ): Promise<FactsOrUnknown<ViewerState>[]> {
-      const facts = await hasFacts(userId, type, kinds, postIds);
-      return facts.map((f) => (f ? new Set(kinds.filter((_, k) => f[k]).map((kind) => kind.name)) : null));
+      return hasFacts(userId, type, kinds, postIds, (has) => {
+        let held: Set<string> | undefined;
+        for (let k = 0; k < kinds.length; k++) {
+          if (!has(k)) continue;
+          held ??= new Set();
+          held.add(kinds[k]!.name);
+        }
+        return held ?? NOTHING_HELD;
+      });
     },
   };
 }
