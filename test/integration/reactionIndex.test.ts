@@ -7,6 +7,7 @@
 
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { random } from '../../prisma/random.js';
 import type { EntityRef } from '../../src/domain/entities.js';
 import { KINDS } from '../../src/domain/kinds.js';
 import type { Relation } from '../../src/domain/relations.js';
@@ -38,14 +39,6 @@ afterAll(async () => {
 
 let nextPost = 1;
 const newPosts = (n: number): EntityRef[] => Array.from({ length: n }, () => ({ type: 'post', id: nextPost++ }));
-
-function random(seed: number) {
-  let s = seed >>> 0;
-  return () => {
-    s = (Math.imul(s, 1_664_525) + 1_013_904_223) >>> 0;
-    return s / 2 ** 32;
-  };
-}
 
 /** Who holds which reaction on which post, as the writes left it. */
 class Model {
