@@ -19,9 +19,12 @@ const feedQuery = (groups = '', state = '') => `query Feed($first: Int!) {
 const QUERIES = {
   floor: { document: '{ __typename }', check: 'same body' },
   feed: { document: feedQuery(), check: 'same page' },
+  groups: { document: feedQuery(' reactionGroups { content count viewerHasReacted }'), check: 'seeded groups' },
   reactions: { document: feedQuery(' reactionGroups { content count viewerHasReacted }', ' reactions bookmarked'), check: 'seeded groups' },
 };
-const REACTIONS = 'Tally + reactionGroups, myState.reactions';
+// The target's case is the page with `reactionGroups` selected; the page that also shows the
+// viewer's reactions and bookmark in myState is shown beside it.
+const [GROUPS, REACTIONS] = ['Tally + reactionGroups', 'Tally + reactionGroups, myState.reactions'];
 type Query = keyof typeof QUERIES;
 
 export const FEED_SERVERS = [
@@ -41,7 +44,10 @@ const feedCasesOf = (server: ServerHandle, id: ServerId, name: string): Case[] =
   ...(id === 'tally' ? [{ server, name: 'Tally { __typename }', label: 'tally floor', query: 'floor', page: null } as const] : []),
   ...PAGES.map((page) => ({ server, name, label: `${id} ${page}`, query: 'feed', page }) as const),
   ...(id === 'tally'
-    ? PAGES.map((page): Case => ({ server, name: REACTIONS, label: `tally ${page}+groups`, query: 'reactions', page }))
+    ? PAGES.flatMap((page): Case[] => [
+        { server, name: GROUPS, label: `tally ${page}+groups`, query: 'groups', page },
+        { server, name: REACTIONS, label: `tally ${page}+groups+mine`, query: 'reactions', page },
+      ])
     : []),
 ];
 
@@ -56,9 +62,11 @@ function caseRunner({ world, warmupS }: Options) {
     if (page === null) return text;
     const edges: { node: any }[] = data.feed.edges;
     const [ref, r] = [`${page} ${query}`, (id: number) => world.reactions.get(id)];
-    const withGroups = (id: number) => ({ ...world.expected.get(id), reactions: r(id)?.mine, bookmarked: false, groups: r(id)?.groups });
+    const withGroups = (id: number) => ({ ...world.expected.get(id), groups: r(id)?.groups });
+    const withMine = (id: number) => ({ ...withGroups(id), reactions: r(id)?.mine, bookmarked: false });
+    const expected = query === 'groups' ? withGroups : query === 'reactions' ? withMine : (id: number) => world.expected.get(id);
     const seeded = edges.map(({ node: { id, counts, myState, reactionGroups: groups } }) => [
-      query === 'feed' ? world.expected.get(Number(id)) : withGroups(Number(id)),
+      expected(Number(id)),
       { ...counts, ...myState, ...(groups && { groups }) },
     ]);
     if (!reference.has(ref) && (edges.length !== page || !seeded.every(([e, got]) => isDeepStrictEqual(e, got))))
@@ -130,11 +138,16 @@ export function feedRatios(runs: readonly FeedRun[], roundTripsByPage: { page: n
   return [
     roundTrips,
     ...PAGES.flatMap((page) => {
-      const [tally, reactions] = [runOf(runs, 'tally', page).load, runOf(runs, 'tally', page, 'reactions').load];
+      const [tally, groups, reactions] = [
+        runOf(runs, 'tally', page).load,
+        runOf(runs, 'tally', page, 'groups').load,
+        runOf(runs, 'tally', page, 'reactions').load,
+      ];
       return [
         ...FEED_SERVERS.slice(1).map((b) => versus(`Tally feed ${page} / ${b.name}`, tally, runOf(runs, b.id, page).load, TARGETS[b.id])),
         versus(`Tally feed ${page} / floor`, tally, runOf(runs, 'tally', null).load),
-        versus(`Tally feed ${page} with reactionGroups / without`, reactions, tally, page === 20 ? REACTION_GROUPS_TARGET : undefined),
+        versus(`Tally feed ${page} with reactionGroups / without`, groups, tally, page === 20 ? REACTION_GROUPS_TARGET : undefined),
+        versus(`Tally feed ${page} with reactionGroups and myState { reactions bookmarked } / without`, reactions, tally),
       ];
     }),
   ];
@@ -145,12 +158,12 @@ export function feedRows(runs: readonly FeedRun[]): TableRow[] {
   const vs = (r: FeedRun) =>
     r.page === null
       ? `${times(r.load.rps / tally(PAGES[0]))} Tally feed ${PAGES[0]}`
-      : r.query === 'reactions'
+      : r.query !== 'feed'
         ? `${times(r.load.rps / tally(r.page))} Tally`
         : r.server === 'tally'
           ? 'reference'
           : `Tally ${times(tally(r.page) / r.load.rps)}`;
-  const order = (r: FeedRun) => (r.page ?? 0) + (r.query === 'reactions' ? 0.5 : 0);
+  const order = (r: FeedRun) => (r.page ?? 0) + { floor: 0, feed: 0, groups: 0.4, reactions: 0.5 }[r.query];
   return [...runs]
     .sort((a, b) => order(a) - order(b))
     .map((r) => ({
