@@ -5,7 +5,7 @@
 // asks for it; the process holding the lock SCANs each Redis node for reaction sets and indexes
 // their entities. If that process dies, the lock lapses and the next look starts over (an
 // entity indexed stays indexed). A process of the version before keeps no index: the build
-// must start once none of them writes any more (docs/operations.md, "Upgrading").
+// must start once none of them writes any more (docs/operations.md, "Durability operations").
 import { randomUUID } from 'node:crypto';
 import { type EntityRef, entityName } from '../domain/entities.js';
 import { KINDS } from '../domain/kinds.js';

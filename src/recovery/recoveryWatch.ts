@@ -35,9 +35,10 @@ export function createRecoveryWatch(options: RecoveryWatchOptions) {
       if (outcome === 'recovered') lossReported = false;
     } else {
       lossReported = false;
-      if (!(await options.reactionIndex.isWhole())) await options.reactionIndex.build(() => signal.stopped);
     }
     await options.ensureSchedules();
+    // After the schedulers: a build SCANs the whole keyspace, and flushes must not wait for it.
+    if (notReady.length === 0 && !(await options.reactionIndex.isWhole())) await options.reactionIndex.build(() => signal.stopped);
   }
 
   return {

@@ -145,10 +145,10 @@ export function createScripts(redis: ScriptedRedis, keys: Keys) {
         keys.chunkIndex(a.relation, a.entity),
         keys.prefix,
         tagOf(a.entity),
-        keys.relationBase(a.relation, a.entity),
+        a.relation,
+        entityName(a.entity),
         a.userId,
         a.active ? 1 : 0,
-        entityName(a.entity),
         REACTIONS_SPEC,
       );
       return reply === 1;

@@ -70,7 +70,7 @@ export function createEntityPurge(deps: EntityPurgeDeps) {
 
   /**
    * Deletes the entity's counters once the facts' counts folded down to zero (nothing left to
-   * fold), and its views with them; false while not yet.
+   * fold), and its views and reaction index with them; false while not yet.
    */
   async function dropCounters(entity: EntityRef): Promise<boolean> {
     const [counts] = await deps.postCounters.loadEntities([entity]);
@@ -79,7 +79,8 @@ export function createEntityPurge(deps: EntityPurgeDeps) {
     const { keys, redis } = deps;
     await redis.srem(keys.viewsPending(keys.partitionOf(entity)), entityName(entity));
     await deps.views.delete(entity.type, entity.id);
-    await redis.del(keys.counters(entity), keys.viewers(entity));
+    // An index past its size keeps its overflow field after the last reaction is undone.
+    await redis.del(keys.counters(entity), keys.viewers(entity), keys.reactionIndex(entity));
     return true;
   }
 
