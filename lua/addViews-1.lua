@@ -14,11 +14,12 @@
 ]]
 --- @include "includes/viewBuffer"
 if (#ARGV - 1) % 3 ~= 0 then return -2 end
-local views = {}
+local tags, elements = {}, {}
 for i = 2, #ARGV, 3 do
   -- Every argument checked before the first write (no rollback in Redis).
   if not validDigest(ARGV[i + 2]) then return -2 end
-  views[#views + 1] = { tag = ARGV[i], entity = ARGV[i + 1], digest = ARGV[i + 2] }
+  tags[#tags + 1] = ARGV[i]
+  elements[#elements + 1] = ARGV[i + 1] .. viewSuffix(ARGV[i + 2])
 end
-bufferViews(ARGV[1], views)
-return #views
+bufferViews(ARGV[1], tags, elements)
+return #tags

@@ -14,4 +14,4 @@
 --- @include "includes/viewWindow"
 local windowMs = tonumber(ARGV[1])
 if not windowMs or windowMs < 1 then return -2 end
-return claimInWindow(KEYS[1], windowMs, { unpack(ARGV, 2) })
+return claimInWindow(KEYS[1], windowMs, 2, #ARGV - 1)

@@ -1,11 +1,12 @@
 --[[
-  Adds up the views buffered by lua/addViews-1.lua, a bounded number per call: the flush calls
-  it before each fold of the partition (src/counters/flush.ts), and so does the views job
-  before it persists them. Per entity, once for all its views in the call: its `total` slot
-  moves by their number (in its aggregation hash, folded next as a like's deltas are), its
-  viewers join its sketch of distinct viewers (includes/viewerSketch: one rewrite of the list)
-  and its `unique` slot moves by as much as the sketch's exact count did (a HyperLogLog's is
-  counted by lua/takeViewSnapshots-2.lua). The entity joins the dirty set and the views to persist.
+  Adds up the views buffered by lua/recordViews-2.lua or lua/addViews-1.lua, a bounded number
+  per call: the flush calls it before each fold of the partition (src/counters/flush.ts), and
+  so does the views job before it persists them. Per entity, once for all its views in the
+  call: its `total` slot moves by their number (in its aggregation hash, folded next as a
+  like's deltas are), its viewers join its sketch of distinct viewers (includes/viewerSketch:
+  one write of a list, or one PFADD) and its `unique` slot moves by as much as the sketch's
+  exact count did (a HyperLogLog's is counted by lua/takeViewSnapshots-2.lua). The entity
+  joins the dirty set and the views to persist.
 
   Input:
     KEYS[1] buffered views     vbuf:{pN}   (list of "<type>:<id> <digest>", digest '-' for none)
@@ -40,7 +41,7 @@ for _, view in ipairs(views) do
       entities[#entities + 1] = entity
     end
     seen.views = seen.views + 1
-    if digest ~= '-' then seen.digests[#seen.digests + 1] = tonumber(digest) end
+    if digest ~= '-' then seen.digests[#seen.digests + 1] = digest end
   end
 end
 for _, entity in ipairs(entities) do

@@ -9,7 +9,8 @@
     KEYS[2] buffer of the first entity's partition   vbuf:{pN}
     ARGV[1] window ms   ARGV[2] key prefix
     ARGV[3] the viewer's digest (a decimal integer below 2^48), or '' for views counted in `total` only
-    ARGV[4..] per entity, two arguments: its partition tag "{pN}" and its name "<type>:<id>"; distinct
+    ARGV[4..] the entities' names "<type>:<id>" (n of them, distinct), then their partition
+            tags "{pN}", in the same order
 
   Output: per entity, 1 when its view counted now, else 0; -2 for invalid arguments
 ]]
@@ -18,15 +19,14 @@
 local windowMs, prefix, digest = tonumber(ARGV[1]), ARGV[2], ARGV[3]
 if not windowMs or windowMs < 1 or not validDigest(digest) or (#ARGV - 3) % 2 ~= 0 then return -2 end
 
-local tags, entities = {}, {}
-for i = 4, #ARGV, 2 do
-  tags[#tags + 1] = ARGV[i]
-  entities[#entities + 1] = ARGV[i + 1]
+local n = (#ARGV - 3) / 2
+local counted = claimInWindow(KEYS[1], windowMs, 4, n)
+local tags, elements, suffix = {}, {}, viewSuffix(digest)
+for i = 1, n do
+  if counted[i] == 1 then
+    tags[#tags + 1] = ARGV[3 + n + i]
+    elements[#elements + 1] = ARGV[3 + i] .. suffix
+  end
 end
-local counted = claimInWindow(KEYS[1], windowMs, entities)
-local views = {}
-for i, now in ipairs(counted) do
-  if now == 1 then views[#views + 1] = { tag = tags[i], entity = entities[i], digest = digest } end
-end
-if #views > 0 then bufferViews(prefix, views) end
+if #tags > 0 then bufferViews(prefix, tags, elements) end
 return counted

@@ -3,23 +3,28 @@
 -- folds (lua/foldViews-3.lua), so a view costs one list element and no event.
 --- @include "includes/keyNames"
 
--- Whether `digest` is one a sketch takes: '' (none) or a decimal integer below 2^48.
+-- Whether `digest` is one a sketch takes: '' (none) or a decimal integer below 2^48, written
+-- as lua/includes/viewerSketch.lua writes one (no leading zero): a HyperLogLog is fed the text.
 local function validDigest(digest)
-  return digest == '' or (string.match(digest, '^%d+$') ~= nil and #digest <= 15 and tonumber(digest) < 2 ^ 48)
+  return digest == '' or digest == '0' or (string.match(digest, '^[1-9]%d*$') ~= nil and #digest <= 15 and tonumber(digest) < 2 ^ 48)
 end
 
--- Appends one view per entry of `views` ({ tag = "{pN}", entity = "<type>:<id>", digest }),
--- each to its partition's buffer: one RPUSH per partition.
-local function bufferViews(prefix, views)
-  local byTag, tags = {}, {}
-  for _, view in ipairs(views) do
-    local buffered = byTag[view.tag]
+-- A view as its buffer holds it, after `suffix`: " <digest>", or " -" for a view counted in
+-- `total` only.
+local function viewSuffix(digest) return ' ' .. (digest == '' and '-' or digest) end
+
+-- Appends `elements[i]` ("<type>:<id> <digest>") to the buffer of partition `tags[i]` ("{pN}"):
+-- one RPUSH per partition.
+local function bufferViews(prefix, tags, elements)
+  local byTag, order = {}, {}
+  for i, tag in ipairs(tags) do
+    local buffered = byTag[tag]
     if not buffered then
       buffered = {}
-      byTag[view.tag] = buffered
-      tags[#tags + 1] = view.tag
+      byTag[tag] = buffered
+      order[#order + 1] = tag
     end
-    buffered[#buffered + 1] = view.entity .. ' ' .. (view.digest == '' and '-' or view.digest)
+    buffered[#buffered + 1] = elements[i]
   end
-  for _, tag in ipairs(tags) do redis.call('RPUSH', prefix .. KEY.viewBuffer .. tag, unpack(byTag[tag])) end
+  for _, tag in ipairs(order) do redis.call('RPUSH', prefix .. KEY.viewBuffer .. tag, unpack(byTag[tag])) end
 end

@@ -379,7 +379,8 @@ export function createScripts(redis: ScriptedRedis, keys: Keys) {
           a.windowMs,
           keys.prefix,
           a.digest,
-          ...a.entities.flatMap((entity) => [tagOf(entity), entityName(entity)]),
+          ...a.entities.map(entityName),
+          ...a.entities.map(tagOf),
         )
       ).map((counted) => counted === 1),
 

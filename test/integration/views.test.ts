@@ -71,6 +71,43 @@ describe('distinct viewers', () => {
   }, 60_000);
 });
 
+describe('an exact list of viewers', () => {
+  const sketchKey = (id: number) => f.keys.viewers(post(id));
+  /** Views of post `id` by the viewers whose digests are these 48-bit values, added up. */
+  async function viewByDigests(id: number, values: readonly number[]) {
+    await createScripts(f.redis, f.keys).addViews(values.map((v) => ({ entity: post(id), digest: String(v) })));
+    await recount(id);
+    await f.flusher.foldPartitions([0]);
+  }
+  const digestsIn = async (id: number) => {
+    const raw = (await f.redis.getBuffer(sketchKey(id)))!;
+    const width = raw[0]!;
+    return Array.from({ length: (raw.length - 1) / width }, (_, i) => raw.readUIntBE(1 + i * width, width));
+  };
+  const six = (bytes: number[]) => Buffer.from(bytes).readUIntBE(0, 6);
+
+  it('finds a viewer only where a digest starts: the same bytes across two digests are a new one', async () => {
+    await f.postCounters.initialize(8);
+    const [a, b] = [six([0x11, 0x22, 0x33, 0x44, 0x55, 0x66]), six([0x77, 0x88, 0x99, 0xaa, 0xbb, 0xcc])];
+    await viewByDigests(8, [a, b]);
+    const across = six([0x44, 0x55, 0x66, 0x77, 0x88, 0x99]); // a's last three bytes, b's first three
+    await viewByDigests(8, [across, a]);
+    expect(await viewsOf(8)).toEqual({ total: 4, unique: 3 });
+    expect(await digestsIn(8)).toEqual([a, b, across]);
+  });
+
+  it('reads a list written sorted and narrower before, and widens it with the next viewer', async () => {
+    await f.postCounters.initialize(9);
+    await viewByDigests(9, [5, 9]); // digests below 2^32: as this version writes any list, 6 bytes each
+    const narrow = Buffer.from([4, 0, 0, 0, 5, 0, 0, 0, 9]); // how a version before wrote those two
+    await f.redis.set(sketchKey(9), narrow);
+    await viewByDigests(9, [9, 2 ** 47 + 1]);
+    expect(await viewsOf(9)).toEqual({ total: 4, unique: 3 });
+    expect(await digestsIn(9)).toEqual([5, 9, 2 ** 47 + 1]);
+    expect((await f.redis.getBuffer(sketchKey(9)))![0]).toBe(6);
+  });
+});
+
 describe('counters rebuilt or replayed', () => {
   it('keep the views, folded and pending, when rebuilt from the facts', async () => {
     await f.postCounters.initialize(3);
@@ -143,6 +180,8 @@ describe('recording a viewer’s views in one step (a single Redis)', () => {
 
   it('refuses a malformed digest before it writes anything', async () => {
     await expect(record('not a digest', [1])).rejects.toMatchObject({ code: ScriptErrorCode.InvalidArguments });
+    // A leading zero too: a HyperLogLog is fed the digest's text, which must be the one a list's digest is written as.
+    await expect(record('0123', [1])).rejects.toMatchObject({ code: ScriptErrorCode.InvalidArguments });
     expect(await f.redis.exists(window(), f.keys.viewBuffer(0))).toBe(0);
   });
 });
