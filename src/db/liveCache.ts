@@ -31,22 +31,27 @@ export function createLiveCache<K extends string | number, V extends object>(opt
   });
   const read = async (key: K) => ({ value: await load(key) });
 
+  /** The entry within its TTL; one past it stays, to be served while it is looked up again. */
+  const fresh = (key: K) => (ttlMs === 0 ? undefined : cache.get(key, { noDeleteOnStaleGet: true }));
+
   return {
     /** The live target, or null. */
     async get(key: K): Promise<V | null> {
       if (ttlMs === 0) return load(key);
       // A hit within its TTL needs none of fetch's machinery (a page of views looks up 20).
-      const fresh = cache.get(key);
-      if (fresh) return fresh.value;
+      const hit = fresh(key);
+      if (hit) return hit.value;
       // Only a known target is served stale: a key that was missing is looked up before answering.
       const known = cache.peek(key, { allowStale: true })?.value != null;
       return (
         await fetchUnlessForgotten(
-          (status) => cache.fetch(key, { allowStale: known, status }),
+          (status) => cache.fetch(key, { allowStale: known, allowStaleOnFetchRejection: known, status }),
           () => read(key),
         )
       ).value;
     },
+    /** The target if this process knows it within its TTL (null: known missing), else undefined; never waits. */
+    fresh: (key: K): V | null | undefined => fresh(key)?.value,
     /** Forget a target in this process (it was deleted, here or elsewhere). */
     forget(key: K): void {
       cache.delete(key);

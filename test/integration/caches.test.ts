@@ -41,6 +41,27 @@ describe('post and feed caches', () => {
     expect(await cache.get(post.id)).toBeNull();
   });
 
+  it('serves a known post past its TTL while PostgreSQL does not answer, but not a missing one', async () => {
+    const posts = createPostStore(db);
+    const { post } = await posts.create(1, 'known', 'liked before PostgreSQL went away');
+    let down = false;
+    const store = {
+      ...posts,
+      liveByIds: async (ids: readonly number[]) => {
+        if (down) throw new Error('PostgreSQL is not answering');
+        return posts.liveByIds(ids);
+      },
+    };
+    const cache = createPostCache(store, 20);
+    expect((await cache.get(post.id))?.id).toBe(post.id);
+    expect(await cache.get(post.id + 1000)).toBeNull();
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    down = true;
+    expect(cache.fresh(post.id)).toBeUndefined(); // past its TTL: not fresh, yet still known
+    expect((await cache.get(post.id))?.id).toBe(post.id);
+    await expect(cache.get(post.id + 1000)).rejects.toThrow('PostgreSQL is not answering');
+  });
+
   it('answers a feed page that was being read when every page was forgotten', async () => {
     const posts = createPostStore(db);
     const feed = createFeedCache(posts, 30_000);
