@@ -1,5 +1,5 @@
 --[[
-  Adds up the views buffered by lua/recordViews-2.lua or lua/addViews-1.lua, a bounded number
+  Adds up the views buffered by lua/recordViews-3.lua or lua/addViews-1.lua, a bounded number
   per call: the flush calls it before each fold of the partition (src/counters/flush.ts), and
   so does the views job before it persists them. Per entity, once for all its views in the
   call: its `total` slot moves by their number (in its aggregation hash, folded next as a

@@ -10,7 +10,9 @@ import { startDeployment } from '../lib/servers.js';
 
 const PAGE = 20;
 const FIRST_VIEWER = 100_000; // users Tally meets for this scenario only
-const API_REDIS_TARGET = 1; // issue 27: a page of 20 views costs no more than one like
+// Issue 27: a page of 20 views costs the server no more CPU than one like; the server is every
+// process a request costs: the API, Redis, the workers and PostgreSQL.
+const SERVER_TARGET = 1;
 const RECORD = 'mutation Record($ids: [ID!]!) { recordViews(input: { postIds: $ids }) { views { counted } } }';
 const PARTS = ['api', 'redis', 'worker', 'postgres'] as const;
 type Part = (typeof PARTS)[number];
@@ -39,7 +41,10 @@ export async function runViewScenario({ world, serverEnv, requests }: Options) {
     await settle();
     const quiet = await cpuOver(() => sleep(5000));
     const quietPerS = perPart((p) => quiet.used[p] / quiet.windowS);
-    /** CPU µs per request of each part, the quiet deployment's own CPU over the same time taken off. */
+    /**
+     * CPU µs per request of each part, the quiet deployment's own CPU over the same time taken off;
+     * below zero (the quiet baseline is noise too) it counts as 0, which only makes a part dearer.
+     */
     const measure = async (body: string) => {
       const { windowS, used } = await cpuOver(async () => {
         const sent = tokens.map((token) => ({ body, token }));
@@ -47,7 +52,7 @@ export async function runViewScenario({ world, serverEnv, requests }: Options) {
         await settle();
         if (failures > 0) throw new Error(`views: ${failures} requests failed`);
       });
-      return perPart((p) => ((used[p] - quietPerS[p] * windowS) / requests) * 1e6);
+      return perPart((p) => Math.max(0, ((used[p] - quietPerS[p] * windowS) / requests) * 1e6));
     };
     const rounds = [];
     for (let round = 0; round < ROUNDS; round++) {
@@ -82,8 +87,8 @@ export const viewRatios = (r: ViewResults): Ratio[] => {
     `${a.toFixed(0)} µs vs ${b.toFixed(0)} µs per request, median of ${r.rounds.length} rounds of ${r.requests}`;
   const label = `Tally recordViews of ${r.page} posts / one like`;
   return [
-    { label: `${label}, API + Redis CPU`, value: views / like, target: API_REDIS_TARGET, atMost: true, detail: vs(views, like) },
-    { label: `${label}, all server CPU (+ worker, PostgreSQL)`, value: allViews / allLike, detail: vs(allViews, allLike) },
+    { label: `${label}, server CPU`, value: allViews / allLike, target: SERVER_TARGET, atMost: true, detail: vs(allViews, allLike) },
+    { label: `${label}, API + Redis CPU only`, value: views / like, detail: vs(views, like) },
   ];
 };
 

@@ -17,12 +17,10 @@ local function pruneWindow(window, windowMs, now)
   redis.call('HSET', window, '~', now)
 end
 
--- Per entity named by ARGV[first .. first + n - 1] ("<type>:<id>", distinct), 1 when its view
--- counts now, else 0. The names are read from ARGV in place, and the time is written once as
--- text: this runs for every page a client shows.
-local function claimInWindow(window, windowMs, first, n)
-  local time = redis.call('TIME')
-  local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+-- Per entity named by ARGV[first .. first + n - 1] ("<type>:<id>", distinct, n >= 1), 1 when
+-- its view counts at `now` (epoch ms, includes/clock), else 0. The names are read from ARGV in
+-- place, and the time is written once as text: this runs for every page a client shows.
+local function claimInWindow(window, windowMs, first, n, now)
   local nowText = tostring(now)
   local last = redis.call('HMGET', window, unpack(ARGV, first, first + n - 1))
   local reply, counted = {}, {}

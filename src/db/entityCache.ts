@@ -24,6 +24,8 @@ export function createEntityCache(store: EntityStore, ttlMs: number) {
   return {
     /** The live entity of `type` the owner calls `key`, or null. */
     get: (type: string, key: string): Promise<OwnedEntity | null> => cache.get(nameOf(type, key)),
+    /** The entity if this process knows it within its TTL (null: known missing), else undefined; never waits. */
+    fresh: (type: string, key: string): OwnedEntity | null | undefined => cache.fresh(nameOf(type, key)),
     /** The live entity Tally calls `id`, or null (a live push names entities so). */
     async byId(id: number): Promise<OwnedEntity | null> {
       const name = names.get(id);

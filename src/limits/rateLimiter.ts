@@ -11,6 +11,16 @@ import { createScripts, type ScriptedRedis } from '../redis/scripts.js';
 /** Who is charged: a user, or an anonymous client by address. */
 export type Client = { userId: number } | { address: string };
 
+/** A budget taken all or nothing (RATE_LIMITED with HTTP 429 when refused). */
+export interface AllOrNothingBudget {
+  /** Takes `wanted` tokens, or throws the refusal. */
+  take(client: Client, wanted: number): Promise<void>;
+  /** The client's bucket and the budget's size, for a script that takes the tokens itself. */
+  bucket(client: Client): { bucket: string; capacity: number; windowMs: number };
+  /** The refusal of a request that such a script refused, `retryAfterMs` before it could pass. */
+  refused(retryAfterMs: number): Error;
+}
+
 const DESCRIBED: Record<BudgetName, string> = {
   changes: 'changes',
   writes: 'writes',
@@ -36,12 +46,31 @@ export function createRateLimiter(deps: {
     );
   };
 
+  /** The client's bucket of a budget, and the budget's size. */
+  const bucketOf = (name: BudgetName, client: Client) => ({
+    ...deps.budgets[name],
+    bucket: 'userId' in client ? deps.keys.rateLimit(name, client.userId) : deps.keys.addressRateLimit(name, client.address),
+  });
+  /** RATE_LIMITED for a request refused all it wanted at once: HTTP 429 with Retry-After. */
+  const allRefused = (name: BudgetName, retryAfterMs: number) => {
+    const headers = new HeaderMap([['retry-after', String(Math.ceil(retryAfterMs / 1000))]]);
+    return refusal(name, retryAfterMs, { status: 429, headers });
+  };
+
   /** Takes up to `wanted` tokens: how many were granted, and when the next one is back. */
   async function takeUpTo(name: BudgetName, client: Client, wanted: number, allOrNothing = false) {
-    const { capacity, windowMs } = deps.budgets[name];
-    const bucket = 'userId' in client ? deps.keys.rateLimit(name, client.userId) : deps.keys.addressRateLimit(name, client.address);
-    const { granted, value } = await scripts.takeTokens({ bucket, capacity, windowMs, wanted, allOrNothing });
+    const { granted, value } = await scripts.takeTokens({ ...bucketOf(name, client), wanted, allOrNothing });
     return { granted, retryAfterMs: granted === wanted ? 0 : value };
+  }
+
+  /**
+   * Takes `wanted` tokens (at most the budget's capacity) all at once, or none and refuses
+   * the whole request: RATE_LIMITED with HTTP 429 and Retry-After.
+   */
+  async function takeAll(name: BudgetName, client: Client, wanted: number): Promise<void> {
+    const { granted, retryAfterMs } = await takeUpTo(name, client, wanted, true);
+    if (granted > 0) return;
+    throw allRefused(name, retryAfterMs);
   }
 
   return {
@@ -51,15 +80,18 @@ export function createRateLimiter(deps: {
       if (granted === 0) throw refusal(name, retryAfterMs);
     },
 
+    takeAll,
+
     /**
-     * Takes `wanted` tokens (at most the budget's capacity) all at once, or none and refuses
-     * the whole request: RATE_LIMITED with HTTP 429 and Retry-After.
+     * One budget, all or nothing as `takeAll` takes it, for a caller that may instead take it
+     * in a script of its own (lua/includes/tokenBucket.lua) with the work it pays for.
      */
-    async takeAll(name: BudgetName, client: Client, wanted: number): Promise<void> {
-      const { granted, retryAfterMs } = await takeUpTo(name, client, wanted, true);
-      if (granted > 0) return;
-      const headers = new HeaderMap([['retry-after', String(Math.ceil(retryAfterMs / 1000))]]);
-      throw refusal(name, retryAfterMs, { status: 429, headers });
+    allOrNothing(name: BudgetName): AllOrNothingBudget {
+      return {
+        take: (client, wanted) => takeAll(name, client, wanted),
+        bucket: (client) => bucketOf(name, client),
+        refused: (retryAfterMs) => allRefused(name, retryAfterMs),
+      };
     },
 
     /**

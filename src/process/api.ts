@@ -97,7 +97,7 @@ export function createApi(parts: Parts, options: ApiOptions = {}) {
       keys,
       viewRules: config.views,
       viewerDigests: createViewerDigests(config.views.digestSecret),
-      chargeViews: options.operator ? async () => {} : (client, views) => rateLimiter.takeAll('views', client, views),
+      viewsBudget: options.operator ? null : rateLimiter.allOrNothing('views'),
       perPartition: isCluster(redis),
     }),
   };

@@ -366,23 +366,35 @@ export function createScripts(redis: ScriptedRedis, keys: Keys) {
     },
 
     /**
-     * On a single Redis, in one step: which of `entities` count a view by the viewer whose window
-     * is `window` now (at most once per `windowMs`), those added with the viewer's `digest` ('' for
-     * views counted in `total` only).
+     * On a single Redis, in one step: the views `budget` when given (all of `wanted` or none:
+     * `refusedForMs` is then how long until there are, and nothing is recorded), then which of
+     * `entities` count a view by the viewer whose window is `window` now (at most once per
+     * `windowMs`), those added with the viewer's `digest` ('' for views counted in `total` only).
      */
-    recordViews: async (a: { window: string; windowMs: number; digest: string; entities: readonly EntityRef[] }) =>
-      (
-        await call<number[]>(
-          'recordViews',
-          a.window,
-          keys.viewBuffer(keys.partitionOf(a.entities[0]!)),
-          a.windowMs,
-          keys.prefix,
-          a.digest,
-          ...a.entities.map(entityName),
-          ...a.entities.map(tagOf),
-        )
-      ).map((counted) => counted === 1),
+    async recordViews(a: {
+      window: string;
+      windowMs: number;
+      digest: string;
+      entities: readonly EntityRef[];
+      budget?: { bucket: string; capacity: number; windowMs: number; wanted: number };
+    }): Promise<{ refusedForMs: number; counted: boolean[] }> {
+      const { budget } = a;
+      const [refusedForMs, ...counted] = await call<number[]>(
+        'recordViews',
+        a.window,
+        keys.viewBuffer(a.entities.length > 0 ? keys.partitionOf(a.entities[0]!) : 0),
+        budget?.bucket ?? a.window,
+        a.windowMs,
+        keys.prefix,
+        a.digest,
+        budget?.capacity ?? 0,
+        budget?.windowMs ?? 0,
+        budget?.wanted ?? 0,
+        ...a.entities.map(entityName),
+        ...a.entities.map(tagOf),
+      );
+      return { refusedForMs: refusedForMs!, counted: counted.map((c) => c === 1) };
+    },
 
     /** On a Cluster, the first step: which of `entities` count a view by the viewer whose window is `window` now (at most once per `windowMs`). */
     claimViews: async (a: { window: string; windowMs: number; entities: readonly EntityRef[] }) =>

@@ -167,8 +167,16 @@ describe('a backlog of views', () => {
 
 describe('recording a viewer’s views in one step (a single Redis)', () => {
   const window = () => f.keys.viewWindow(7);
-  const record = (digest: string, ids: number[]) =>
-    createScripts(f.redis, f.keys).recordViews({ window: window(), windowMs: 60_000, digest, entities: ids.map(post) });
+  const budget = () => ({ bucket: f.keys.rateLimit('views', 7), capacity: 3, windowMs: 60_000 });
+  const recordCharged = (digest: string, ids: number[], wanted?: number) =>
+    createScripts(f.redis, f.keys).recordViews({
+      window: window(),
+      windowMs: 60_000,
+      digest,
+      entities: ids.map(post),
+      ...(wanted !== undefined && { budget: { ...budget(), wanted } }),
+    });
+  const record = async (digest: string, ids: number[]) => (await recordCharged(digest, ids)).counted;
 
   it('counts each entity once per window and buffers exactly the views that counted', async () => {
     expect(await record(digests.user(7), [1, 2])).toEqual([true, true]);
@@ -176,6 +184,18 @@ describe('recording a viewer’s views in one step (a single Redis)', () => {
     expect(await f.redis.lrange(f.keys.viewBuffer(0), 0, -1)).toEqual(
       ['post:1', 'post:2', 'post:3'].map((name) => `${name} ${digests.user(7)}`),
     );
+  });
+
+  it('takes the views budget with the views, all or nothing: a refused page records nothing', async () => {
+    expect(await recordCharged(digests.user(7), [1, 2], 2)).toEqual({ refusedForMs: 0, counted: [true, true] });
+    const refused = await recordCharged(digests.user(7), [3, 4], 2); // one token left of three
+    expect(refused.refusedForMs).toBeGreaterThan(0);
+    expect(refused.counted).toEqual([]);
+    expect(await f.redis.hkeys(window())).toEqual(['post:1', 'post:2']);
+    expect(await f.redis.llen(f.keys.viewBuffer(0))).toBe(2);
+    // A page with nothing that may count is still charged (an anonymous page where those count not at all).
+    expect(await recordCharged('', [], 1)).toEqual({ refusedForMs: 0, counted: [] });
+    expect((await recordCharged(digests.user(7), [3], 1)).refusedForMs).toBeGreaterThan(0);
   });
 
   it('refuses a malformed digest before it writes anything', async () => {
