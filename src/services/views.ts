@@ -88,6 +88,7 @@ export function createViewService(deps: ViewServiceDeps) {
     return seen.map((s) => s !== null && counted.has(s));
   }
 
+  /** On a single Redis: `charge` tokens of the budget (when not 0), the window and the buffers, one script; RATE_LIMITED when the budget refused. */
   async function recordInOneStep(client: Client, claim: Claim, charge: number) {
     const { refusedForMs, counted } = await scripts.recordViews({
       ...claim,
