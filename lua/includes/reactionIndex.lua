@@ -24,30 +24,6 @@ local function partitionIndexed(prefix, tag)
   return redis.call('EXISTS', prefix .. KEY.reactionsIndexed .. tag) == 1
 end
 
--- Every member of one relation set (only for sets of at most INDEX_MAX_USERS members).
-local function membersOf(keys)
-  local ids = {}
-  for _, chunk in ipairs(redis.call('SMEMBERS', keys.chunkIndex)) do
-    local bits = redis.call('GET', keys.bitmap .. chunk) or ''
-    for byte = 1, #bits do
-      local b = string.byte(bits, byte)
-      for k = 7, 0, -1 do
-        if b >= 2 ^ k then
-          ids[#ids + 1] = tonumber(chunk) * CHUNK_IDS + (byte - 1) * 8 + (7 - k)
-          b = b - 2 ^ k
-        end
-      end
-    end
-  end
-  local starts = readList(keys.blockIndex)
-  if size(starts) == 0 then starts = inserted(starts, 1, 0) end
-  for i = 1, size(starts) do
-    local block = readList(keys.block .. valueAt(starts, i))
-    for j = 1, size(block) do ids[#ids + 1] = valueAt(block, j) end
-  end
-  return ids
-end
-
 -- Writes the entity's hash from its reactions' sets: for entities whose reactions predate the
 -- index. `reactions` is the parsed spec; the sets' members are counted first, so a hot
 -- post is never walked id by id.
@@ -64,7 +40,7 @@ local function buildIndex(prefix, tag, entity, reactions)
   end
   local held = {}
   for i, reaction in ipairs(reactions) do
-    for _, id in ipairs(membersOf(sets[i])) do held[id] = (held[id] or '') .. string.char(reaction[2]) end
+    for _, id in ipairs(allMembers(sets[i])) do held[id] = (held[id] or '') .. string.char(reaction[2]) end
   end
   local fields = {}
   for id, slots in pairs(held) do

@@ -163,18 +163,47 @@ local function setMember(keys, id, member)
   return true
 end
 
+-- Start chunks of every array block: the block index, or block 0 alone without one.
+local function blockStarts(keys)
+  local starts = readList(keys.blockIndex)
+  if size(starts) == 0 then starts = inserted(starts, 1, 0) end
+  return starts
+end
+
 -- How many ids are in: bitmap chunks' set bits plus array blocks' lengths.
 local function countMembers(keys)
   local total = 0
   for _, chunk in ipairs(redis.call('SMEMBERS', keys.chunkIndex)) do
     total = total + redis.call('BITCOUNT', keys.bitmap .. chunk)
   end
-  local starts = readList(keys.blockIndex)
-  if size(starts) == 0 then starts = inserted(starts, 1, 0) end
+  local starts = blockStarts(keys)
   for i = 1, size(starts) do
     local blockKey = keys.block .. valueAt(starts, i)
     local bytes = redis.call('STRLEN', blockKey)
     if bytes > 0 then total = total + (bytes - 1) / string.byte(redis.call('GETRANGE', blockKey, 0, 0)) end
   end
   return total
+end
+
+-- Every id in, walked id by id: only for small sets (countMembers first).
+local function allMembers(keys)
+  local ids = {}
+  for _, chunk in ipairs(redis.call('SMEMBERS', keys.chunkIndex)) do
+    local bits = redis.call('GET', keys.bitmap .. chunk) or ''
+    for byte = 1, #bits do
+      local b = string.byte(bits, byte)
+      for k = 7, 0, -1 do
+        if b >= 2 ^ k then
+          ids[#ids + 1] = tonumber(chunk) * CHUNK_IDS + (byte - 1) * 8 + (7 - k)
+          b = b - 2 ^ k
+        end
+      end
+    end
+  end
+  local starts = blockStarts(keys)
+  for i = 1, size(starts) do
+    local block = readList(keys.block .. valueAt(starts, i))
+    for j = 1, size(block) do ids[#ids + 1] = valueAt(block, j) end
+  end
+  return ids
 end

@@ -146,6 +146,28 @@ describe('reaction index', () => {
     expect(await viewerReactions(posts)).toEqual(modelReactions(posts, model));
   });
 
+  it('the builder reads a set whose ids moved into a bitmap chunk as well as one in a block', async () => {
+    const [post] = newPosts(1);
+    const model = new Model();
+    const [dense, sparse] = [REACTIONS[0]!, REACTIONS[1]!];
+    for (let user = 1; user <= 30; user++) {
+      await store.setFact({ userId: user, entity: post!, relation: dense, authorId: 0, active: true });
+      model.set(post!, user, dense, true);
+    }
+    for (const user of [3, 31, 40]) {
+      await store.setFact({ userId: user, entity: post!, relation: sparse, authorId: 0, active: true });
+      model.set(post!, user, sparse, true);
+    }
+    // Thirty ids in a row are smaller as a bitmap than as a block: the set holds them in one.
+    expect(await redis.scard(keys.chunkIndex(dense.name, post!))).toBe(1);
+    expect(await redis.scard(keys.chunkIndex(sparse.name, post!))).toBe(0);
+    const built = await indexOf(post!);
+    await dropIndex([post!]);
+    expect(await builder.build()).toBe('built');
+    expect(await indexOf(post!)).toEqual(built);
+    expect(await viewerReactions([post!])).toEqual(modelReactions([post!], model));
+  });
+
   it('a second builder waits for the one at work', async () => {
     await redis.set(keys.reactionIndexLock(), 'someone else', 'PX', 5000);
     expect(await builder.build()).toBe('busy');
