@@ -5,7 +5,7 @@ import { hostname } from 'node:os';
 import type { Budget, BudgetName } from './domain/budgets.js';
 import { type OwnerTypeSpec, parseEntityTypes } from './domain/entityTypes.js';
 import { DEFAULT_REACTIONS, type KindRules, parseReactions, type Reaction } from './domain/relations.js';
-import type { ViewRules } from './domain/views.js';
+import { MAX_VIEWS_PER_REQUEST, type ViewRules } from './domain/views.js';
 
 export type Role = 'all' | 'api' | 'worker';
 export type EventLogKind = 'redis' | 'kafka';
@@ -543,6 +543,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   }
   if (config.rateLimits.reads.capacity < config.limits.cost) {
     problems.push('RATE_LIMIT_READS must be at least MAX_QUERY_COST (an anonymous query costing the most must fit the budget)');
+  }
+  if (config.rateLimits.views.capacity < MAX_VIEWS_PER_REQUEST) {
+    // A page's budget is taken whole: a page the bucket could never hold would fail, not wait.
+    problems.push(`RATE_LIMIT_VIEWS must be at least ${MAX_VIEWS_PER_REQUEST} (a recordViews of the most ids must fit the budget)`);
   }
   if (config.persistedQueries.maxDocumentBytes > config.persistedQueries.maxBytes) {
     problems.push('PERSISTED_QUERY_MAX_DOCUMENT_BYTES must not exceed PERSISTED_QUERY_MAX_BYTES');

@@ -45,6 +45,13 @@ describe('loadConfig', () => {
     }
   });
 
+  it('refuses a views budget smaller than the largest page of views', () => {
+    expect(problemsOf({ RATE_LIMIT_VIEWS: '99' })).toEqual([
+      'RATE_LIMIT_VIEWS must be at least 100 (a recordViews of the most ids must fit the budget)',
+    ]);
+    expect(problemsOf({ RATE_LIMIT_VIEWS: '100' })).toEqual([]);
+  });
+
   it('keeps /metrics on the API port unless METRICS_PORT is set, and on a path of its own', () => {
     expect(loadConfig({}).metricsEndpoint).toEqual({ port: null, host: '0.0.0.0', path: '/metrics' });
     expect(loadConfig({ HOST: '10.0.0.5', METRICS_PORT: '9464', METRICS_PATH: '/internal/metrics' }).metricsEndpoint).toEqual({
